@@ -1,0 +1,45 @@
+# Two commands do all setup on a fresh machine: `make run` and `make test`.
+VENV  := .venv
+PY    := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-$(shell cksum < requirements.txt | cut -d' ' -f1)
+
+.PHONY: install db db-stop db-status migrate bootstrap run test lint eval bench clean-db
+
+$(STAMP): requirements.txt
+	@test -x $(PY) || "$$(scripts/find-python)" -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	@rm -f $(VENV)/.installed-* && touch $@
+
+install: $(STAMP)
+
+# The embedded Postgres runs only when DATABASE_URL is unset.
+db: install
+	@if [ -z "$$DATABASE_URL" ]; then $(PY) -m twinsite.pgserver start; fi
+
+db-stop:
+	$(PY) -m twinsite.pgserver stop
+
+db-status:
+	$(PY) -m twinsite.pgserver status
+
+migrate: db
+	$(PY) manage.py migrate --noinput
+
+bootstrap: migrate
+	$(PY) manage.py sync_knowledge
+
+run: install
+	scripts/serve
+
+lint: install
+	$(PY) -m ruff check .
+
+test: bootstrap lint
+	$(PY) -m pytest
+
+eval: bootstrap
+	$(PY) manage.py eval_retrieval
+
+bench: bootstrap
+	$(PY) -m benchmarks.knowledge_bench

@@ -1,0 +1,76 @@
+"""LangGraph checkpointer plumbing: connection strings, per-loop async pools, a sync saver.
+
+The tables belong to ``langgraph-checkpoint-postgres`` and are created by its own ``setup()``
+from a Django migration. Connection details are read at call time from Django's connection:
+built at import time they would point at the dev database while tests run on ``test_...``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+
+from django.db import connections
+from langgraph.checkpoint.postgres import PostgresSaver
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from psycopg import Connection
+from psycopg.conninfo import make_conninfo
+from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool
+
+
+def conninfo(settings_dict: dict | None = None) -> str:
+    sd = settings_dict or connections["default"].settings_dict
+    return make_conninfo(
+        dbname=sd["NAME"],
+        user=sd.get("USER") or None,
+        password=sd.get("PASSWORD") or None,
+        host=sd.get("HOST") or None,
+        port=sd.get("PORT") or None,
+        application_name="twinsite-checkpoints",
+    )
+
+
+def setup_tables(settings_dict: dict) -> None:
+    """Run LangGraph's own migrations (``CREATE INDEX CONCURRENTLY`` needs autocommit)."""
+    with Connection.connect(conninfo(settings_dict), autocommit=True, prepare_threshold=0,
+                            row_factory=dict_row) as conn:
+        PostgresSaver(conn).setup()
+
+
+def sync_saver_connection() -> Connection:
+    """A connection for a sync ``PostgresSaver`` (resuming from another process, admin)."""
+    return Connection.connect(conninfo(), autocommit=True, prepare_threshold=0, row_factory=dict_row)
+
+
+# A pool is bound to the event loop it was opened in, so there is one per running loop.
+_pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncConnectionPool] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+async def async_saver() -> AsyncPostgresSaver:
+    loop = asyncio.get_running_loop()
+    pool = _pools.get(loop)
+    if pool is None or pool.closed:
+        pool = AsyncConnectionPool(
+            conninfo(),
+            min_size=1,
+            max_size=5,
+            open=False,
+            # autocommit: a checkpoint must be visible to other processes at once;
+            # prepare_threshold=0 keeps it working behind pgbouncer.
+            kwargs={"autocommit": True, "row_factory": dict_row, "prepare_threshold": 0},
+            check=AsyncConnectionPool.check_connection,
+        )
+        await pool.open()
+        _pools[loop] = pool
+    return AsyncPostgresSaver(pool)
+
+
+async def close_pools() -> None:
+    """Close the pool of the running loop (server shutdown, test teardown)."""
+    loop = asyncio.get_running_loop()
+    pool = _pools.pop(loop, None)
+    if pool is not None:
+        await pool.close()

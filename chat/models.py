@@ -1,0 +1,169 @@
+"""Conversations and everything logged about a turn."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.db import models
+
+
+class Conversation(models.Model):
+    # The id is also the LangGraph thread id of the conversation.
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    visitor_ip_hash = models.CharField(max_length=64, blank=True, db_index=True)
+    visitor_turns = models.PositiveIntegerField(default=0)
+    title = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["-updated_at"]
+
+    def __str__(self) -> str:
+        return self.title or str(self.id)
+
+    @property
+    def thread_id(self) -> str:
+        return str(self.id)
+
+
+class Message(models.Model):
+    class Role(models.TextChoices):
+        USER = "user"
+        ASSISTANT = "assistant"
+
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="messages")
+    role = models.CharField(max_length=16, choices=Role.choices)
+    content = models.TextField()
+    citations = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.role}: {self.content[:60]}"
+
+
+class TurnLog(models.Model):
+    class Outcome(models.TextChoices):
+        ANSWERED = "answered"
+        DECLINED = "declined"  # no source found: a tested answer, not an error
+        REFUSED = "refused"  # a guard fired; no model was called
+        APPROVAL_PENDING = "approval_pending"
+        ERROR = "error"
+        ABORTED = "aborted"  # the provider failed after tokens reached the visitor
+
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="turns")
+    user_message = models.ForeignKey(
+        Message, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    assistant_message = models.OneToOneField(
+        Message, null=True, blank=True, on_delete=models.SET_NULL, related_name="turn"
+    )
+    outcome = models.CharField(max_length=24, choices=Outcome.choices, db_index=True)
+    provider = models.CharField(max_length=40)
+    model = models.CharField(max_length=120)
+    input_tokens = models.PositiveIntegerField(default=0)
+    cached_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    cost_usd = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    latency_ms = models.PositiveIntegerField(default=0)
+    node_latency_ms = models.JSONField(default=dict, blank=True)
+    tool_rounds = models.PositiveSmallIntegerField(default=0)
+    hallucination_risk = models.BooleanField(default=False)
+    unknown_citations = models.JSONField(default=list, blank=True)
+    state_tokens = models.PositiveIntegerField(default=0)
+    view_tokens = models.PositiveIntegerField(default=0)
+    error_code = models.CharField(max_length=40, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"turn {self.pk} ({self.outcome})"
+
+
+class PromptSnapshot(models.Model):
+    """System prompts, stored once per distinct text and referenced from traces."""
+
+    sha256 = models.CharField(max_length=64, primary_key=True)
+    text = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.sha256[:12]
+
+
+class AgentTrace(models.Model):
+    """Why the agent said what it said: one per assistant turn, failed turns included."""
+
+    message = models.OneToOneField(Message, on_delete=models.CASCADE, related_name="trace")
+    turn = models.OneToOneField(TurnLog, null=True, on_delete=models.CASCADE, related_name="trace")
+    provider = models.CharField(max_length=40)
+    model = models.CharField(max_length=120)
+    system_prompt = models.ForeignKey(PromptSnapshot, null=True, blank=True, on_delete=models.PROTECT)
+    knowledge_sha256 = models.CharField(max_length=64, blank=True)
+    retrieved = models.JSONField(default=list, blank=True)
+    tool_calls = models.JSONField(default=list, blank=True)
+    provider_responses = models.JSONField(default=list, blank=True)
+    node_latency_ms = models.JSONField(default=dict, blank=True)
+    input_tokens = models.PositiveIntegerField(default=0)
+    cached_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    cost_usd = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"trace of message {self.message_id}"
+
+
+class Feedback(models.Model):
+    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="feedback")
+    rating = models.SmallIntegerField(choices=[(1, "up"), (-1, "down")])
+    comment = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{'+' if self.rating > 0 else '-'} on {self.message_id}"
+
+
+class UnansweredQuestion(models.Model):
+    """What visitors wanted to know and the knowledge base could not answer."""
+
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="+")
+    question = models.TextField()
+    reason = models.CharField(max_length=40)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.question[:80]
+
+
+class CheckpointThread(models.Model):
+    """Read-only view over LangGraph's ``checkpoints`` table: one row per thread, its latest
+    checkpoint. The table belongs to ``langgraph-checkpoint-postgres``; we never write it."""
+
+    thread_id = models.TextField(primary_key=True)
+    checkpoint_id = models.TextField()
+    parent_checkpoint_id = models.TextField(null=True)
+    checkpoint_count = models.IntegerField()
+    step = models.IntegerField(null=True)
+    source = models.TextField(null=True)
+    pending_interrupts = models.IntegerField()
+
+    class Meta:
+        managed = False
+        db_table = "twinsite_checkpoint_threads"
+        ordering = ["-checkpoint_id"]
+
+    def __str__(self) -> str:
+        return self.thread_id

@@ -1,0 +1,155 @@
+"""Reading the owner's Markdown files: front matter, validation and chunking per heading."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+KINDS = ("cv", "project", "skills", "about", "article", "availability")
+LANGS = ("en", "nl")
+_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+_ALLOWED_KEYS = {"title", "kind", "lang", "url", "updated", "public"}
+
+
+class ContentError(ValueError):
+    """A content file the sync refuses; the message names the file and the field."""
+
+
+@dataclass(frozen=True)
+class Chunk:
+    ordinal: int
+    heading_path: str
+    text: str
+    embed_text: str  # what gets embedded and hashed: title, heading path and text
+    content_hash: str
+
+
+@dataclass
+class SourceDocument:
+    path: str
+    title: str
+    kind: str
+    lang: str
+    url: str
+    updated: dt.date | None
+    public: bool
+    body: str
+    content_hash: str
+    chunks: list[Chunk] = field(default_factory=list)
+
+
+def normalize(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _front_matter(raw: str, rel: str) -> tuple[dict, str]:
+    if not raw.startswith("---"):
+        raise ContentError(f"{rel}: missing YAML front matter (the file must start with '---')")
+    parts = raw.split("\n---", 1)
+    if len(parts) != 2:
+        raise ContentError(f"{rel}: front matter is not closed with a '---' line")
+    header, body = parts[0][3:], parts[1].split("\n", 1)[1] if "\n" in parts[1] else ""
+    try:
+        meta = yaml.safe_load(header) or {}
+    except yaml.YAMLError as exc:
+        raise ContentError(f"{rel}: front matter is not valid YAML: {exc}") from exc
+    if not isinstance(meta, dict):
+        raise ContentError(f"{rel}: front matter must be a mapping of fields")
+    return meta, body
+
+
+def _field(meta: dict, name: str, rel: str) -> str:
+    value = meta.get(name)
+    if not isinstance(value, str) or not value.strip():
+        raise ContentError(f"{rel}: field '{name}' is required and must be a non-empty string")
+    return value.strip()
+
+
+def parse_document(path: Path, root: Path) -> SourceDocument:
+    rel = path.relative_to(root).as_posix()
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ContentError(f"{rel}: not UTF-8 text") from exc
+    meta, body = _front_matter(raw, rel)
+    unknown = set(meta) - _ALLOWED_KEYS
+    if unknown:
+        raise ContentError(f"{rel}: unknown field '{sorted(unknown)[0]}' (allowed: {', '.join(sorted(_ALLOWED_KEYS))})")
+    title = _field(meta, "title", rel)
+    kind = _field(meta, "kind", rel)
+    if kind not in KINDS:
+        raise ContentError(f"{rel}: field 'kind' must be one of {', '.join(KINDS)}; got {kind!r}")
+    lang = _field(meta, "lang", rel)
+    if lang not in LANGS:
+        raise ContentError(f"{rel}: field 'lang' must be one of {', '.join(LANGS)}; got {lang!r}")
+    url = meta.get("url") or ""
+    if not isinstance(url, str):
+        raise ContentError(f"{rel}: field 'url' must be a string")
+    updated = meta.get("updated")
+    if updated is not None and not isinstance(updated, dt.date):
+        try:
+            updated = dt.date.fromisoformat(str(updated))
+        except ValueError as exc:
+            raise ContentError(f"{rel}: field 'updated' must be a date (YYYY-MM-DD); got {updated!r}") from exc
+    public = meta.get("public", True)
+    if not isinstance(public, bool):
+        raise ContentError(f"{rel}: field 'public' must be true or false; got {public!r}")
+    if not body.strip():
+        raise ContentError(f"{rel}: the document has no text after the front matter")
+    doc = SourceDocument(
+        path=rel, title=title, kind=kind, lang=lang, url=url.strip(), updated=updated,
+        public=public, body=body.strip() + "\n", content_hash=sha256(raw),
+    )
+    doc.chunks = chunk_markdown(title, doc.body)
+    return doc
+
+
+def chunk_markdown(title: str, body: str) -> list[Chunk]:
+    """Split per heading; each chunk keeps the document title and its heading path."""
+    sections: list[tuple[list[str], list[str]]] = [([], [])]
+    stack: list[tuple[int, str]] = []
+    in_fence = False
+    for line in body.splitlines():
+        if line.lstrip().startswith("```"):
+            in_fence = not in_fence
+        match = None if in_fence else _HEADING.match(line)
+        if match:
+            level, heading = len(match.group(1)), match.group(2).strip()
+            stack = [(lvl, h) for lvl, h in stack if lvl < level] + [(level, heading)]
+            sections.append(([h for _, h in stack], []))
+        else:
+            sections[-1][1].append(line)
+    chunks: list[Chunk] = []
+    for headings, lines in sections:
+        text = "\n".join(lines).strip()
+        if not text:
+            continue
+        heading_path = " > ".join(headings)
+        embed_text = f"{title}\n{heading_path}\n{normalize(text)}" if heading_path else f"{title}\n{normalize(text)}"
+        chunks.append(Chunk(
+            ordinal=len(chunks), heading_path=heading_path, text=text,
+            embed_text=embed_text, content_hash=sha256(embed_text),
+        ))
+    return chunks
+
+
+def read_folder(root: Path) -> list[SourceDocument]:
+    """Parse every ``*.md`` under ``root``; raise on the first bad file, before any write."""
+    if not root.is_dir():
+        raise ContentError(f"{root}: the knowledge folder does not exist (TWIN_KNOWLEDGE_DIR)")
+    docs = [parse_document(p, root) for p in sorted(root.rglob("*.md"))]
+    seen: dict[str, str] = {}
+    for doc in docs:
+        if doc.title in seen:
+            raise ContentError(f"{doc.path}: field 'title' {doc.title!r} is already used by {seen[doc.title]}")
+        seen[doc.title] = doc.path
+    return docs

