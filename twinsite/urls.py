@@ -1,4 +1,12 @@
 from django.contrib import admin
 from django.urls import path
 
-urlpatterns = [path("admin/", admin.site.urls)]
+from chat import views as chat_views
+from twinsite.api import api
+
+urlpatterns = [
+    path("", chat_views.chat_page, name="chat"),
+    path("new/", chat_views.new_conversation, name="chat-new"),
+    path("api/", api.urls),
+    path("admin/", admin.site.urls),
+]

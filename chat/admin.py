@@ -1,0 +1,149 @@
+"""Staff console: conversations, turn logs with cost and latency, the per-turn "why" trace."""
+
+from __future__ import annotations
+
+import json
+
+from django.contrib import admin
+from django.db.models import Count
+from django.utils.html import format_html
+
+from chat.models import (
+    AgentTrace,
+    CheckpointThread,
+    Conversation,
+    Feedback,
+    Message,
+    PromptSnapshot,
+    TurnLog,
+    UnansweredQuestion,
+)
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Logs are evidence: staff read them, nobody edits them in the admin."""
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+def _pretty(value) -> str:
+    return format_html("<pre style='white-space:pre-wrap;max-width:60rem'>{}</pre>",
+                       json.dumps(value, indent=2, ensure_ascii=False, default=str))
+
+
+class MessageInline(admin.TabularInline):
+    model = Message
+    fields = ("created_at", "role", "content", "citations")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(Conversation)
+class ConversationAdmin(ReadOnlyAdmin):
+    list_display = ("id", "title", "visitor_turns", "message_count", "created_at", "updated_at")
+    search_fields = ("id", "title")
+    date_hierarchy = "created_at"
+    inlines = [MessageInline]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(_messages=Count("messages"))
+
+    @admin.display(ordering="_messages", description="messages")
+    def message_count(self, obj) -> int:
+        return obj._messages
+
+
+@admin.register(TurnLog)
+class TurnLogAdmin(ReadOnlyAdmin):
+    list_display = ("created_at", "outcome", "provider", "model", "input_tokens", "cached_tokens",
+                    "output_tokens", "cost_usd", "latency_ms", "tool_rounds", "hallucination_risk", "why")
+    list_filter = ("outcome", "provider", "hallucination_risk", "created_at")
+    search_fields = ("conversation__id", "user_message__content", "assistant_message__content")
+    list_select_related = ("trace",)
+    date_hierarchy = "created_at"
+    readonly_fields = [f.name for f in TurnLog._meta.fields]
+
+    @admin.display(description="why")
+    def why(self, obj):
+        trace = getattr(obj, "trace", None)
+        if trace is None:
+            return "-"
+        return format_html('<a href="../agenttrace/{}/change/">trace</a>', trace.pk)
+
+
+@admin.register(AgentTrace)
+class AgentTraceAdmin(ReadOnlyAdmin):
+    list_display = ("created_at", "provider", "model", "question", "input_tokens", "output_tokens",
+                    "cost_usd", "has_error")
+    list_filter = ("provider", "model", "created_at")
+    list_select_related = ("turn__user_message", "message")
+    search_fields = ("message__content", "turn__user_message__content")
+    date_hierarchy = "created_at"
+    exclude = ("retrieved", "tool_calls", "provider_responses", "node_latency_ms")
+    readonly_fields = ("message", "turn", "provider", "model", "system_prompt", "knowledge_sha256",
+                       "input_tokens", "cached_tokens", "output_tokens", "cost_usd", "error",
+                       "node_latency", "retrieved_chunks", "tool_calls_made", "raw_responses", "created_at")
+
+    @admin.display(description="question")
+    def question(self, obj) -> str:
+        return (obj.turn.user_message.content[:80] if obj.turn and obj.turn.user_message else "")
+
+    @admin.display(boolean=True, description="error")
+    def has_error(self, obj) -> bool:
+        return bool(obj.error)
+
+    @admin.display(description="latency per node (ms)")
+    def node_latency(self, obj):
+        return _pretty(obj.node_latency_ms)
+
+    @admin.display(description="retrieved chunks")
+    def retrieved_chunks(self, obj):
+        return _pretty(obj.retrieved)
+
+    @admin.display(description="tool calls")
+    def tool_calls_made(self, obj):
+        return _pretty(obj.tool_calls)
+
+    @admin.display(description="provider responses")
+    def raw_responses(self, obj):
+        return _pretty(obj.provider_responses)
+
+
+@admin.register(PromptSnapshot)
+class PromptSnapshotAdmin(ReadOnlyAdmin):
+    list_display = ("sha256", "created_at")
+    readonly_fields = ("sha256", "text", "created_at")
+
+
+@admin.register(Feedback)
+class FeedbackAdmin(ReadOnlyAdmin):
+    list_display = ("created_at", "rating", "message", "comment")
+    list_filter = ("rating",)
+    list_select_related = ("message",)
+
+
+@admin.register(UnansweredQuestion)
+class UnansweredQuestionAdmin(ReadOnlyAdmin):
+    list_display = ("created_at", "question", "reason")
+    list_filter = ("reason",)
+    search_fields = ("question",)
+
+
+@admin.register(CheckpointThread)
+class CheckpointThreadAdmin(ReadOnlyAdmin):
+    """LangGraph threads and their latest checkpoint (read-only view over the library's tables)."""
+
+    list_display = ("thread_id", "checkpoint_id", "checkpoint_count", "step", "source", "pending_interrupts")
+    list_filter = ("source",)
+    search_fields = ("thread_id",)
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False

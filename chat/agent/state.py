@@ -1,0 +1,28 @@
+"""The checkpointed state of a conversation thread.
+
+``messages`` is the full working history in OpenAI chat format (user, assistant with tool
+calls, tool results), appended to, never rewritten. Everything else is per-turn and reset by
+``guard_input``. The prompt a model sees is built from this by ``context.build_view``.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, TypedDict
+
+
+class AgentState(TypedDict, total=False):
+    messages: Annotated[list[dict], operator.add]
+    turn_start: int  # index in messages of the active turn's user message
+    question: str
+    guard: dict | None  # {"guard": ..., "rule": ...} when an input guard fired
+    tool_rounds: int
+    pending_calls: list[dict]  # tool calls of the latest model response, as message dicts
+    approved_call_ids: list[str]
+    answer: str
+    finish_reason: str
+    citations: list[dict]
+    unknown_citations: list[str]
+    hallucination_risk: bool
+    outcome: str
+    error: dict | None  # {"code": ..., "message": ...}

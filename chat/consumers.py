@@ -1,0 +1,88 @@
+"""The chat WebSocket: one conversation per socket, one turn at a time.
+
+Protocol: docs/PROTOCOL.md. The consumer parses frames and calls ``turn_run``; every failure
+a visitor can cause is answered with an ``error`` event carrying a code, never a crash.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import uuid
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
+
+from chat.models import Conversation
+from chat.services import TurnRejected, turn_run
+
+log = logging.getLogger(__name__)
+
+
+class ChatConsumer(AsyncWebsocketConsumer):
+    conversation_id: uuid.UUID | None = None
+    turn: asyncio.Task | None = None
+
+    async def connect(self) -> None:
+        raw = self.scope["url_route"]["kwargs"]["conversation_id"]
+        try:
+            conversation_id = uuid.UUID(raw)
+        except ValueError:
+            conversation_id = None
+        exists = conversation_id is not None and await database_sync_to_async(
+            Conversation.objects.filter(pk=conversation_id).exists
+        )()
+        await self.accept()
+        if not exists:
+            await self.send_event({"type": "error", "in_turn": False, "code": "unknown_conversation",
+                                   "message": "This conversation does not exist. Reload the page."})
+            await self.close(code=4404)
+            return
+        self.conversation_id = conversation_id
+
+    async def disconnect(self, code: int) -> None:
+        # A running turn is left to finish: it is recorded even if nobody is listening.
+        self.conversation_id = None
+
+    async def send_event(self, event: dict) -> None:
+        await self.send(text_data=json.dumps(event, ensure_ascii=False))
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        if self.conversation_id is None:
+            return
+        try:
+            frame = json.loads(text_data or "")
+        except (TypeError, ValueError):
+            await self.send_event({"type": "error", "in_turn": False, "code": "bad_json", "message": "Frames must be JSON objects."})
+            return
+        if not isinstance(frame, dict) or frame.get("type") != "ask":
+            await self.send_event({"type": "error", "in_turn": False, "code": "bad_request",
+                                   "message": 'Send {"type": "ask", "text": "..."}.'})
+            return
+        text = frame.get("text")
+        if not isinstance(text, str) or not text.strip():
+            await self.send_event({"type": "error", "in_turn": False, "code": "empty_question", "message": "Ask a question."})
+            return
+        if len(text) > settings.TWIN_MAX_QUESTION_CHARS:
+            await self.send_event({"type": "error", "in_turn": False, "code": "too_long",
+                                   "message": f"Questions are limited to {settings.TWIN_MAX_QUESTION_CHARS} "
+                                              "characters."})
+            return
+        if self.turn is not None and not self.turn.done():
+            await self.send_event({"type": "error", "in_turn": False, "code": "busy",
+                                   "message": "Wait for the current answer to finish."})
+            return
+        # A task, so the consumer keeps handling frames (a second ask is answered "busy").
+        self.turn = asyncio.create_task(self._run(text.strip()))
+
+    async def _run(self, text: str) -> None:
+        try:
+            await turn_run(conversation_id=self.conversation_id, text=text, emit=self.send_event)
+        except TurnRejected as exc:
+            await self.send_event({"type": "error", "in_turn": False, "code": exc.code, "message": exc.message})
+        except Exception:
+            log.exception("turn crashed")
+            await self.send_event({"type": "error", "in_turn": False, "code": "internal",
+                                   "message": "Something went wrong; please try again."})

@@ -1,0 +1,28 @@
+"""Model providers. ``get_provider()`` returns the configured one."""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+from chat.providers.base import Provider
+from chat.providers.offline import OfflineProvider
+from chat.providers.openai_compat import OpenAICompatibleProvider
+
+
+def get_provider(name: str | None = None) -> Provider:
+    name = name or settings.TWIN_PROVIDER
+    if name == "offline":
+        return OfflineProvider(owner=settings.TWIN_OWNER_NAME)
+    if name != settings.TWIN_PROVIDER:
+        raise ValueError(f"provider {name!r} is not configured (TWIN_PROVIDER={settings.TWIN_PROVIDER})")
+    return OpenAICompatibleProvider(
+        name=name,
+        model=settings.TWIN_MODEL,
+        base_url=settings.TWIN_BASE_URL,
+        api_key=settings.TWIN_API_KEY,
+        timeout=settings.TWIN_PROVIDER_TIMEOUT,
+        max_attempts=settings.TWIN_PROVIDER_MAX_ATTEMPTS,
+        backoff=settings.TWIN_PROVIDER_BACKOFF,
+        drop_every=settings.TWIN_FAULT_DROP_EVERY,
+        cut_stream=settings.TWIN_FAULT_CUT_STREAM,
+    )

@@ -1,0 +1,173 @@
+"""The offline provider: deterministic, no network, answers only from tool results.
+
+It behaves the way a careful model is instructed to: it picks a tool from what the visitor
+asked, then composes an answer that quotes the retrieved passages with the same citation
+syntax the hosted models use, and declines when retrieval found nothing relevant.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+
+from chat.citations import cite
+from chat.lang import detect_language
+from chat.providers.base import ChatRequest, ChatResult, OnToken, ToolCall, Usage
+
+_CONTACT = re.compile(
+    r"\b(contact|get in touch|reach (?:her|out|mira)|send (?:her|mira|a) message|pass (?:on )?a message|"
+    r"leave a message|e-?mail (?:her|mira)|hire (?:her|mira)|neem contact|contact opnemen|in contact|"
+    r"bericht (?:sturen|doorgeven|achterlaten)|stuur (?:haar|mira|een) (?:een )?bericht|mail (?:haar|mira))\b",
+    re.IGNORECASE,
+)
+_AVAILABILITY = re.compile(
+    r"\b(availab\w*|free ?lance\w*|when can (?:she|mira) start|(?:day )?rates?|hourly|tarie\w*|"
+    r"beschikba\w*|uurtarief|dagtarief|wat kost|how much does|kost ze|open to (?:work|new)|start date)\b",
+    re.IGNORECASE,
+)
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_NAME = re.compile(
+    r"(?:my name is|i am|i'm|this is|ik ben|mijn naam is|ik heet)\s+([A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?)"
+)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+FRAMING = {
+    "en": {
+        "found": "Here is what {owner}'s knowledge base says:",
+        "decline": "I can't find that in {owner}'s knowledge base, so I won't guess. "
+                   "You can ask me to pass a message to {owner} instead.",
+        "tool_error": "Something went wrong while looking that up, so I won't guess. Please try again.",
+        "sent": "Your message has been passed on to {owner}.",
+        "pending": "Your message is waiting for {owner}'s approval.",
+        "offline": "(offline mode)",
+    },
+    "nl": {
+        "found": "Dit staat er in de kennisbank van {owner}:",
+        "decline": "Dat kan ik niet vinden in de kennisbank van {owner}, dus ik ga niet gokken. "
+                   "Je kunt mij wel vragen een bericht aan {owner} door te geven.",
+        "tool_error": "Er ging iets mis bij het opzoeken, dus ik ga niet gokken. Probeer het nog eens.",
+        "sent": "Je bericht is doorgegeven aan {owner}.",
+        "pending": "Je bericht wacht op goedkeuring van {owner}.",
+        "offline": "(offline modus)",
+    },
+}
+
+
+def approx_tokens(text: str) -> int:
+    return max(1, len(text) // 4) if text else 0
+
+
+class OfflineProvider:
+    name = "offline"
+    model = "offline-extractive"
+    offline = True
+
+    def __init__(self, owner: str = "the owner", max_quotes: int = 2) -> None:
+        self.owner = owner
+        self.max_quotes = max_quotes
+
+    async def complete(self, request: ChatRequest, on_token: OnToken) -> ChatResult:
+        question, results = _active_turn(request.messages)
+        prompt_tokens = sum(approx_tokens(str(m.get("content") or "")) for m in request.messages)
+        if not results and request.tool_choice != "none":
+            call = self._choose_tool(question)
+            return ChatResult(
+                tool_calls=[call], finish_reason="tool_calls",
+                usage=Usage(input_tokens=prompt_tokens, output_tokens=approx_tokens(call.arguments)),
+            )
+        text = self._compose(question, results)
+        for piece in re.findall(r"\S+\s*", text):
+            maybe = on_token(piece)
+            if inspect.isawaitable(maybe):
+                await maybe
+        return ChatResult(
+            text=text, finish_reason="stop",
+            usage=Usage(input_tokens=prompt_tokens, output_tokens=approx_tokens(text)),
+        )
+
+    def _choose_tool(self, question: str) -> ToolCall:
+        if _CONTACT.search(question):
+            email = _EMAIL.search(question)
+            name = _NAME.search(question)
+            args = {
+                "visitor_name": name.group(1) if name else None,
+                "visitor_email": email.group(0) if email else None,
+                "message": question.strip(),
+            }
+            return ToolCall(id="offline_contact", name="draft_contact_message", arguments=json.dumps(args))
+        if _AVAILABILITY.search(question):
+            return ToolCall(id="offline_availability", name="check_availability",
+                            arguments=json.dumps({"language": detect_language(question)}))
+        return ToolCall(id="offline_search", name="search_knowledge",
+                        arguments=json.dumps({"query": question.strip()}))
+
+    def _compose(self, question: str, results: list[tuple[str, dict]]) -> str:
+        words = FRAMING[detect_language(question)]
+        fmt = {"owner": self.owner}
+        passages: list[dict] = []
+        for name, result in results:
+            if "error" in result:
+                if not passages and name != "draft_contact_message":
+                    return words["tool_error"].format(**fmt)
+                continue
+            if name == "draft_contact_message":
+                status = result.get("status")
+                return words["sent" if status == "sent" else "pending"].format(**fmt)
+            passages.extend(result.get("results") or [])
+        if not passages:
+            return words["decline"].format(**fmt)
+        wanted = _stems(question)
+        # Retrieval order first; a later passage only adds to the answer if it shares words
+        # with the question (the tool's own ranking is semantic, this keeps quotes on topic).
+        scored = sorted(
+            range(len(passages)),
+            key=lambda i: (-(len(_stems(passages[i]["text"]) & wanted) + (1 if i == 0 else 0)), i),
+        )
+        quotes: list[str] = []
+        seen: set[tuple[str, str]] = set()
+        for i in scored:
+            passage = passages[i]
+            key = (passage["title"], passage.get("heading", ""))
+            if len(quotes) >= self.max_quotes or key in seen:
+                continue
+            if quotes and not (_stems(passage["text"]) & wanted):
+                continue
+            seen.add(key)
+            quotes.append(f"{_best_sentences(question, passage['text'])} {cite(passage['title'])}")
+        return " ".join([words["found"].format(**fmt), *quotes])
+
+
+def _stems(text: str) -> set[str]:
+    return {w[:5] for w in _WORD.findall(text.lower()) if len(w) > 3}
+
+
+def _best_sentences(question: str, text: str, limit: int = 2) -> str:
+    sentences = [s.strip() for s in _SENTENCE.split(" ".join(text.split())) if s.strip()]
+    if not sentences:
+        return text.strip()
+    wanted = _stems(question)
+    scored = sorted(range(len(sentences)), key=lambda i: (-len(_stems(sentences[i]) & wanted), i))
+    chosen = sorted(scored[:limit])  # keep the document's order
+    return " ".join(sentences[i] for i in chosen)
+
+
+def _active_turn(messages: list[dict]) -> tuple[str, list[tuple[str, dict]]]:
+    """The visitor's current question and the tool results of the current turn."""
+    last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+    question = str(messages[last_user].get("content") or "") if last_user >= 0 else ""
+    names: dict[str, str] = {}
+    results: list[tuple[str, dict]] = []
+    for message in messages[last_user + 1:]:
+        for call in message.get("tool_calls") or []:
+            names[call["id"]] = call["function"]["name"]
+        if message.get("role") == "tool":
+            try:
+                payload = json.loads(message.get("content") or "{}")
+            except json.JSONDecodeError:
+                payload = {"error": "unreadable tool result"}
+            if not isinstance(payload, dict):
+                payload = {"error": "unexpected tool result"}
+            results.append((names.get(message.get("tool_call_id", ""), ""), payload))
+    return question, results

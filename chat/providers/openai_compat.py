@@ -1,0 +1,160 @@
+"""One OpenAI-compatible chat-completions client over httpx, for every hosted provider.
+
+Retries happen only while nothing has reached the visitor: a failure after the first
+forwarded token ends the turn (``forwarded=True``) and the stream is never restarted, so a
+visitor never sees an answer start twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import random
+from email.utils import parsedate_to_datetime
+
+import httpx
+
+from chat.providers.base import ChatRequest, ChatResult, OnToken, ProviderError
+from chat.providers.faults import FaultInjectingTransport
+from chat.providers.sse import SSEDecoder, StreamAccumulator, error_from_body
+
+# Providers whose API accepts "strict": true on function definitions.
+STRICT_TOOLS = {"openai"}
+MAX_RAW_CHUNKS = 400
+
+
+class OpenAICompatibleProvider:
+    offline = False
+
+    def __init__(self, *, name: str, model: str, base_url: str, api_key: str = "",
+                 timeout: float = 60.0, max_attempts: int = 4, backoff: float = 0.5,
+                 drop_every: int = 0, cut_stream: bool = False,
+                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+        self.name = name
+        self.model = model
+        self.base_url = base_url.rstrip("/")
+        self._api_key = api_key
+        self._timeout = httpx.Timeout(timeout, connect=min(timeout, 10.0))
+        self.max_attempts = max_attempts
+        self.backoff = backoff
+        inner = transport or httpx.AsyncHTTPTransport()
+        self._transport = (
+            FaultInjectingTransport(inner, drop_every=drop_every, cut_stream=cut_stream)
+            if drop_every or cut_stream else inner
+        )
+
+    def payload(self, request: ChatRequest) -> dict:
+        body: dict = {
+            "model": self.model,
+            "messages": request.messages,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            "max_tokens": request.max_tokens,
+        }
+        if request.tools:
+            tools = request.tools
+            if self.name not in STRICT_TOOLS:
+                tools = [
+                    {**t, "function": {k: v for k, v in t["function"].items() if k != "strict"}}
+                    for t in tools
+                ]
+            body["tools"] = tools
+            body["tool_choice"] = request.tool_choice
+        return body
+
+    async def complete(self, request: ChatRequest, on_token: OnToken) -> ChatResult:
+        attempt = 0
+        async with httpx.AsyncClient(transport=self._transport, timeout=self._timeout) as client:
+            while True:
+                attempt += 1
+                try:
+                    result = await self._once(client, request, on_token)
+                except ProviderError as exc:
+                    if exc.forwarded or not exc.retryable or attempt >= self.max_attempts:
+                        raise
+                    await asyncio.sleep(self._delay(attempt, exc.retry_after))
+                    continue
+                result.attempts = attempt
+                return result
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(retry_after, 30.0)
+        # exponential backoff with full jitter around the base
+        return min(self.backoff * (2 ** (attempt - 1)) * (0.5 + random.random()), 30.0)
+
+    async def _once(self, client: httpx.AsyncClient, request: ChatRequest, on_token: OnToken) -> ChatResult:
+        headers = {"Accept": "text/event-stream"}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        accumulator = StreamAccumulator()
+        decoder = SSEDecoder()
+        raw: list = []
+        forwarded = False
+        try:
+            async with client.stream("POST", f"{self.base_url}/chat/completions",
+                                     json=self.payload(request), headers=headers) as response:
+                if response.status_code != 200:
+                    await response.aread()
+                    raise _http_error(response)
+                async for text in response.aiter_text():
+                    for payload in decoder.feed(text):
+                        if len(raw) < MAX_RAW_CHUNKS:
+                            raw.append(payload)
+                        added = accumulator.add(payload)
+                        if added:
+                            forwarded = True
+                            maybe = on_token(added)
+                            if inspect.isawaitable(maybe):
+                                await maybe
+                for payload in decoder.flush():
+                    raw.append(payload)
+                    accumulator.add(payload)
+        except ProviderError as exc:
+            exc.forwarded = exc.forwarded or forwarded
+            exc.partial = _partial(accumulator, raw)
+            raise
+        except httpx.TimeoutException as exc:
+            raise ProviderError("timeout", str(exc) or "provider timed out", retryable=not forwarded,
+                                forwarded=forwarded, partial=_partial(accumulator, raw)) from exc
+        except httpx.HTTPError as exc:
+            raise ProviderError("connection", str(exc) or type(exc).__name__, retryable=not forwarded,
+                                forwarded=forwarded, partial=_partial(accumulator, raw)) from exc
+        if not accumulator.done and accumulator.finish_reason is None:
+            raise ProviderError("incomplete_stream", "the stream ended before a finish reason",
+                                retryable=not forwarded, forwarded=forwarded,
+                                partial=_partial(accumulator, raw))
+        result = accumulator.result()
+        result.raw = raw
+        return result
+
+
+def _partial(accumulator: StreamAccumulator, raw: list) -> ChatResult:
+    result = accumulator.result()
+    result.raw = raw
+    return result
+
+
+def _http_error(response: httpx.Response) -> ProviderError:
+    try:
+        body = response.json()
+    except ValueError:
+        body = {"error": {"message": response.text[:500]}}
+    error = error_from_body(body, response.status_code)
+    error.retry_after = _retry_after(response.headers.get("retry-after"))
+    return error
+
+
+def _retry_after(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        from datetime import UTC, datetime
+
+        return max(0.0, (parsedate_to_datetime(value) - datetime.now(UTC)).total_seconds())
+    except (TypeError, ValueError):
+        return None

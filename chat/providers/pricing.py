@@ -1,0 +1,63 @@
+"""Prices per million tokens: input, cached input, output (USD). Overridable by settings.
+
+``TWIN_PRICING_OVERRIDES`` is JSON: {"provider/model": [input, cached, output], ...}.
+Unknown models are priced at the provider's most expensive listed model, never at zero:
+the budget must fail closed, not open.
+"""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+from chat.providers.base import Usage
+
+PRICES: dict[str, tuple[str, str, str]] = {
+    "offline/offline-extractive": ("0", "0", "0"),
+    "openai/gpt-4.1-mini": ("0.40", "0.10", "1.60"),
+    "openai/gpt-4.1-nano": ("0.10", "0.025", "0.40"),
+    "openai/gpt-4.1": ("2.00", "0.50", "8.00"),
+    "openai/gpt-4o-mini": ("0.15", "0.075", "0.60"),
+    "openai/gpt-4o": ("2.50", "1.25", "10.00"),
+    "gemini/gemini-2.5-flash": ("0.30", "0.075", "2.50"),
+    "gemini/gemini-2.5-pro": ("1.25", "0.31", "10.00"),
+    "deepseek/deepseek-chat": ("0.27", "0.07", "1.10"),
+    "kimi/kimi-k2-0905-preview": ("0.60", "0.15", "2.50"),
+}
+MILLION = Decimal(1_000_000)
+
+
+def price_table() -> dict[str, tuple[Decimal, Decimal, Decimal]]:
+    table = {key: tuple(Decimal(v) for v in value) for key, value in PRICES.items()}
+    raw = settings.TWIN_PRICING_OVERRIDES
+    if raw:
+        try:
+            overrides = json.loads(raw)
+            for key, value in overrides.items():
+                inp, cached, out = (Decimal(str(v)) for v in value)
+                table[key] = (inp, cached, out)
+        except (ValueError, TypeError, ArithmeticError) as exc:
+            raise ImproperlyConfigured(
+                'TWIN_PRICING_OVERRIDES must be JSON like {"openai/gpt-4.1-mini": [0.4, 0.1, 1.6]}'
+            ) from exc
+    return table
+
+
+def prices_for(provider: str, model: str) -> tuple[Decimal, Decimal, Decimal]:
+    table = price_table()
+    key = f"{provider}/{model}"
+    if key in table:
+        return table[key]
+    same_provider = [v for k, v in table.items() if k.startswith(f"{provider}/")]
+    candidates = same_provider or list(table.values())
+    return max(candidates, key=lambda p: p[2])
+
+
+def cost_usd(provider: str, model: str, usage: Usage) -> Decimal:
+    inp, cached, out = prices_for(provider, model)
+    uncached = max(usage.input_tokens - usage.cached_tokens, 0)
+    total = (uncached * inp + usage.cached_tokens * cached + usage.output_tokens * out) / MILLION
+    return total.quantize(Decimal("0.000001"))

@@ -1,0 +1,174 @@
+"""Server-sent events from OpenAI-compatible chat completions, in every dialect we have met.
+
+``SSEDecoder`` turns arbitrary network chunks into event payloads (``data:`` lines may be split
+anywhere; comment and keep-alive lines are skipped). ``StreamAccumulator`` folds the JSON chunks
+into text, tool calls, finish reason and usage wherever a provider puts them.
+"""
+
+from __future__ import annotations
+
+import json
+
+from chat.providers.base import ChatResult, ProviderError, ToolCall, Usage
+
+DONE = "[DONE]"
+
+
+class SSEDecoder:
+    def __init__(self) -> None:
+        self._buffer = ""
+        self._data: list[str] = []
+
+    def feed(self, text: str) -> list[str]:
+        """Add a network chunk; return the payloads of the events it completed."""
+        self._buffer += text
+        events: list[str] = []
+        while True:
+            cut = _line_end(self._buffer)
+            if cut is None:
+                break
+            end, width = cut
+            line, self._buffer = self._buffer[:end], self._buffer[end + width:]
+            self._line(line, events)
+        return events
+
+    def flush(self) -> list[str]:
+        events: list[str] = []
+        if self._buffer:
+            self._line(self._buffer, events)
+            self._buffer = ""
+        self._line("", events)
+        return events
+
+    def _line(self, line: str, events: list[str]) -> None:
+        if not line:
+            if self._data:
+                events.append("\n".join(self._data))
+                self._data = []
+            return
+        if line.startswith(":"):
+            return  # comment / keep-alive
+        name, _, value = line.partition(":")
+        if value.startswith(" "):
+            value = value[1:]
+        if name == "data":
+            self._data.append(value)
+        # event:, id:, retry: carry nothing we use
+
+
+def _line_end(buffer: str) -> tuple[int, int] | None:
+    for index, char in enumerate(buffer):
+        if char == "\n":
+            return index, 1
+        if char == "\r":
+            if index + 1 == len(buffer):
+                return None  # may be the first half of \r\n
+            return (index, 2) if buffer[index + 1] == "\n" else (index, 1)
+    return None
+
+
+def error_from_body(body: object, status: int | None) -> ProviderError:
+    """Error bodies come as an object (OpenAI) or as an array of objects (Gemini)."""
+    if isinstance(body, list) and body:
+        body = body[0]
+    message, code = "", f"http_{status}" if status else "provider_error"
+    if isinstance(body, dict):
+        err = body.get("error", body)
+        if isinstance(err, dict):
+            message = str(err.get("message") or "")
+            kind = err.get("status") or err.get("type") or err.get("code")
+            if kind:
+                code = str(kind).lower()
+        elif isinstance(err, str):
+            message = err
+    retryable = status is not None and (status == 429 or status >= 500)
+    return ProviderError(code, message or "provider returned an error", status=status, retryable=retryable)
+
+
+class StreamAccumulator:
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.refusal: list[str] = []
+        self.finish_reason: str | None = None
+        self.usage = Usage()
+        self.saw_usage = False
+        self.done = False
+        self._calls: dict[int, dict] = {}
+        self._order: list[int] = []
+
+    def add(self, payload: str) -> str:
+        """Fold one event payload; return the visible text it added ("" if none)."""
+        if payload.strip() == DONE:
+            self.done = True
+            return ""
+        try:
+            chunk = json.loads(payload)
+        except json.JSONDecodeError as exc:
+            raise ProviderError("bad_stream", f"unparseable stream chunk: {payload[:200]!r}") from exc
+        if isinstance(chunk, list) or (isinstance(chunk, dict) and "error" in chunk):
+            raise error_from_body(chunk, None)
+        if not isinstance(chunk, dict):
+            return ""
+        self._usage(chunk.get("usage"))
+        added = ""
+        for choice in chunk.get("choices") or []:
+            if choice.get("index", 0) != 0:
+                continue
+            self._usage(choice.get("usage"))  # Kimi
+            delta = choice.get("delta") or {}
+            content = delta.get("content")
+            if content:
+                self.text.append(content)
+                added += content
+            if delta.get("refusal"):
+                self.refusal.append(delta["refusal"])
+            for position, call in enumerate(delta.get("tool_calls") or []):
+                self._tool_delta(call, position)
+            if choice.get("finish_reason"):
+                self.finish_reason = choice["finish_reason"]
+        return added
+
+    def _usage(self, usage: object) -> None:
+        if not isinstance(usage, dict):
+            return
+        self.saw_usage = True
+        details = usage.get("prompt_tokens_details") or {}
+        cached = details.get("cached_tokens") if isinstance(details, dict) else None
+        if cached is None:
+            cached = usage.get("prompt_cache_hit_tokens")  # DeepSeek
+        self.usage = Usage(
+            input_tokens=int(usage.get("prompt_tokens") or 0),
+            cached_tokens=int(cached or 0),
+            output_tokens=int(usage.get("completion_tokens") or 0),
+        )
+
+    def _tool_delta(self, call: dict, position: int) -> None:
+        index = call.get("index")
+        if index is None:
+            # Gemini omits index: a delta with an id starts a new call, one without continues
+            # the latest; several ids in one delta are told apart by their position.
+            if call.get("id") or not self._order:
+                index = (max(self._order) + 1) if self._order else position
+            else:
+                index = self._order[-1]
+        slot = self._calls.get(index)
+        if slot is None:
+            slot = self._calls[index] = {"id": "", "name": "", "arguments": ""}
+            self._order.append(index)
+        if call.get("id"):
+            slot["id"] = call["id"]
+        function = call.get("function") or {}
+        if function.get("name"):
+            slot["name"] += function["name"] if not slot["name"] else ""
+        if function.get("arguments"):
+            slot["arguments"] += function["arguments"]
+
+    def result(self) -> ChatResult:
+        calls = [
+            ToolCall(id=slot["id"] or f"call_{i}", name=slot["name"], arguments=slot["arguments"] or "{}")
+            for i, slot in ((i, self._calls[i]) for i in self._order)
+        ]
+        return ChatResult(
+            text="".join(self.text), tool_calls=calls, finish_reason=self.finish_reason,
+            refusal="".join(self.refusal), usage=self.usage,
+        )

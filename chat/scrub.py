@@ -1,0 +1,37 @@
+"""Remove secrets and sensitive numbers before anything reaches a trace row."""
+
+from __future__ import annotations
+
+import re
+
+from django.conf import settings
+
+from guards.rules import mask_sensitive
+
+_SECRETS = [
+    re.compile(r"\b(sk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,})"),  # OpenAI / Anthropic style keys
+    re.compile(r"\b(AIza[0-9A-Za-z_-]{30,})"),  # Google API keys
+    re.compile(r"(?i)\b(bearer\s+[A-Za-z0-9._~+/=-]{12,})"),
+    re.compile(r"(?i)\b((?:api[_-]?key|secret|token|password)\s*[:=]\s*['\"]?[A-Za-z0-9._~+/=-]{8,})"),
+]
+REDACTED = "[redacted]"
+
+
+def scrub_text(text: str) -> str:
+    for secret in (settings.TWIN_API_KEY, settings.TWIN_EMBED_API_KEY):
+        if secret and len(secret) >= 8:
+            text = text.replace(secret, REDACTED)
+    for pattern in _SECRETS:
+        text = pattern.sub(REDACTED, text)
+    return mask_sensitive(text)
+
+
+def scrub(value: object) -> object:
+    """Scrub every string inside nested lists and dicts."""
+    if isinstance(value, str):
+        return scrub_text(value)
+    if isinstance(value, dict):
+        return {key: scrub(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [scrub(item) for item in value]
+    return value

@@ -1,0 +1,22 @@
+from django.contrib import admin
+
+from guards.models import GuardIncident
+
+
+@admin.register(GuardIncident)
+class GuardIncidentAdmin(admin.ModelAdmin):
+    list_display = ("created_at", "guard", "rule", "excerpt_short", "conversation")
+    list_filter = ("guard", "rule", "created_at")
+    search_fields = ("excerpt",)
+    date_hierarchy = "created_at"
+    readonly_fields = ("created_at", "guard", "rule", "excerpt", "conversation")
+
+    @admin.display(description="input")
+    def excerpt_short(self, obj) -> str:
+        return obj.excerpt[:100]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
