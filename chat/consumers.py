@@ -36,8 +36,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
         )()
         await self.accept()
         if not exists:
-            await self.send_event({"type": "error", "in_turn": False, "code": "unknown_conversation",
-                                   "message": "This conversation does not exist. Reload the page."})
+            await self.error("unknown_conversation", "This conversation does not exist. Reload the page.")
             await self.close(code=4404)
             return
         self.conversation_id = conversation_id
@@ -45,6 +44,10 @@ class ChatConsumer(AsyncWebsocketConsumer):
     async def disconnect(self, code: int) -> None:
         # A running turn is left to finish: it is recorded even if nobody is listening.
         self.conversation_id = None
+
+    async def error(self, code: str, message: str) -> None:
+        """An error outside a turn: final, no ``done`` follows."""
+        await self.send_event({"type": "error", "in_turn": False, "code": code, "message": message})
 
     async def send_event(self, event: dict) -> None:
         await self.send(text_data=json.dumps(event, ensure_ascii=False))
@@ -55,24 +58,21 @@ class ChatConsumer(AsyncWebsocketConsumer):
         try:
             frame = json.loads(text_data or "")
         except (TypeError, ValueError):
-            await self.send_event({"type": "error", "in_turn": False, "code": "bad_json", "message": "Frames must be JSON objects."})
+            await self.error("bad_json", "Frames must be JSON objects.")
             return
         if not isinstance(frame, dict) or frame.get("type") != "ask":
-            await self.send_event({"type": "error", "in_turn": False, "code": "bad_request",
-                                   "message": 'Send {"type": "ask", "text": "..."}.'})
+            await self.error("bad_request", 'Send {"type": "ask", "text": "..."}.')
             return
         text = frame.get("text")
         if not isinstance(text, str) or not text.strip():
-            await self.send_event({"type": "error", "in_turn": False, "code": "empty_question", "message": "Ask a question."})
+            await self.error("empty_question", "Ask a question.")
             return
         if len(text) > settings.TWIN_MAX_QUESTION_CHARS:
-            await self.send_event({"type": "error", "in_turn": False, "code": "too_long",
-                                   "message": f"Questions are limited to {settings.TWIN_MAX_QUESTION_CHARS} "
-                                              "characters."})
+            await self.error("too_long", f"Questions are limited to {settings.TWIN_MAX_QUESTION_CHARS} "
+                             "characters.")
             return
         if self.turn is not None and not self.turn.done():
-            await self.send_event({"type": "error", "in_turn": False, "code": "busy",
-                                   "message": "Wait for the current answer to finish."})
+            await self.error("busy", "Wait for the current answer to finish.")
             return
         # A task, so the consumer keeps handling frames (a second ask is answered "busy").
         self.turn = asyncio.create_task(self._run(text.strip()))
@@ -81,8 +81,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
         try:
             await turn_run(conversation_id=self.conversation_id, text=text, emit=self.send_event)
         except TurnRejected as exc:
-            await self.send_event({"type": "error", "in_turn": False, "code": exc.code, "message": exc.message})
+            await self.error(exc.code, exc.message)
         except Exception:
             log.exception("turn crashed")
-            await self.send_event({"type": "error", "in_turn": False, "code": "internal",
-                                   "message": "Something went wrong; please try again."})
+            await self.error("internal", "Something went wrong; please try again.")

@@ -47,7 +47,8 @@ INJECTION_RULES: list[tuple[str, re.Pattern]] = [
     ("german_ignore", re.compile(
         r"\b(ignoriere|ignorieren|vergiss|vergessen)\b[^.?!\n]{0,40}\b(anweisungen|anweisung|instruktionen|"
         r"regeln|befehle|alles|vorherigen)\b", _I)),
-    ("fake_system", re.compile(r"(^|\n)\s*(system|assistant)\s*:|<\s*/?\s*(system|im_start|im_end)\s*>|\[/?INST\]", _I)),
+    ("fake_system", re.compile(
+        r"(^|\n)\s*(system|assistant)\s*:|<\s*/?\s*(system|im_start|im_end)\s*>|\[/?INST\]", _I)),
     ("new_instructions", re.compile(
         r"\b(new|updated|real|actual)\s+(instructions|task|rules)\s*(:|are|is)|\bnieuwe\s+(instructies|opdracht)\b"
         r"|\bneue\s+(anweisungen|aufgabe)\b", _I)),

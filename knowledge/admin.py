@@ -10,7 +10,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
 from knowledge.content import ContentError
-from knowledge.embedders import get_embedder
+from knowledge.embedders import get_embedders
 from knowledge.models import Document, KnowledgeChunk
 from knowledge.selectors import is_relevant, knowledge_search
 from knowledge.services import knowledge_sync
@@ -67,7 +67,7 @@ class DocumentAdmin(admin.ModelAdmin):
 
     def _sync(self, request: HttpRequest) -> None:
         try:
-            report = knowledge_sync(root=settings.TWIN_KNOWLEDGE_DIR, embedder=get_embedder())
+            report = knowledge_sync(root=settings.TWIN_KNOWLEDGE_DIR, embedders=get_embedders())
         except ContentError as exc:
             self.message_user(request, f"Sync refused, nothing changed: {exc}", messages.ERROR)
             return
@@ -86,9 +86,9 @@ class DocumentAdmin(admin.ModelAdmin):
         mode = request.GET.get("mode", "hybrid")
         if mode not in ("hybrid", "dense", "fulltext"):
             mode = "hybrid"
-        embedder = get_embedder()
-        hits = knowledge_search(query, top_k=10, mode=mode, embedder=embedder) if query else []
-        rows = [(hit, is_relevant(hit, embedder)) for hit in hits]
+        embedders = get_embedders()
+        hits = knowledge_search(query, top_k=10, mode=mode, embedders=embedders) if query else []
+        rows = [(hit, is_relevant(hit, embedders[0])) for hit in hits]
         context = {
             **self.admin_site.each_context(request),
             "title": "Test retrieval",
@@ -96,7 +96,7 @@ class DocumentAdmin(admin.ModelAdmin):
             "query": query,
             "mode": mode,
             "rows": rows,
-            "embedder": embedder.name,
+            "embedder": ", ".join(e.name for e in embedders),
         }
         return TemplateResponse(request, "admin/knowledge/test_retrieval.html", context)
 

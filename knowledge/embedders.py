@@ -114,9 +114,18 @@ def build_embedder(kind: str) -> Embedder:
     if kind == "api":
         return ApiEmbedder(settings.TWIN_EMBED_API_URL, settings.TWIN_EMBED_API_MODEL,
                            settings.TWIN_EMBED_API_KEY)
-    raise ImproperlyConfigured(f"TWIN_EMBEDDER: unknown embedder {kind!r}")
+    raise ImproperlyConfigured(f"TWIN_EMBEDDERS: unknown embedder {kind!r}")
+
+
+def get_embedders() -> list[Embedder]:
+    """The configured backends, primary first, each loaded once per process."""
+    return [build_embedder(kind) for kind in settings.TWIN_EMBEDDERS]
 
 
 def get_embedder() -> Embedder:
-    """The configured backend, loaded once per process (thread-safe to share)."""
-    return build_embedder(settings.TWIN_EMBEDDER)
+    """The primary backend."""
+    return get_embedders()[0]
+
+
+def embed_query(embedders: list[Embedder], text: str) -> dict[str, np.ndarray]:
+    return {embedder.name: embedder.query(text) for embedder in embedders}

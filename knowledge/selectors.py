@@ -6,6 +6,7 @@ the retrieval evals, so what the owner debugs is what the agent sees.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import asdict, dataclass
 from typing import Literal
@@ -16,7 +17,7 @@ from django.db.models.functions import Cast
 from pgvector.django import CosineDistance, VectorField
 
 from knowledge.content import sha256
-from knowledge.embedders import Embedder, get_embedder
+from knowledge.embedders import Embedder, get_embedders
 from knowledge.models import Document, KnowledgeChunk
 
 Mode = Literal["hybrid", "dense", "fulltext"]
@@ -43,15 +44,15 @@ class SearchHit:
         return asdict(self)
 
 
-def fulltext_query(query: str) -> str:
-    """An OR-query of the question's stems, in both stemmers' forms.
+def query_lexemes(query: str) -> list[str]:
+    """The question's stems, in both stemmers' forms.
 
     A word that either language treats as a stop word is dropped: "die", "over" or "had" are
     noise in a bilingual index even where only one language lists them.
     """
     words = list(dict.fromkeys(w.lower() for w in _WORD.findall(query)))[:64]
     if not words:
-        return ""
+        return []
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT tsvector_to_array(to_tsvector('english', w)), "
@@ -63,73 +64,128 @@ def fulltext_query(query: str) -> str:
     for english, dutch in rows:
         if english and dutch:
             lexemes.extend(english + dutch)
-    unique = dict.fromkeys(lex.replace("'", "''") for lex in lexemes)
-    return " | ".join(f"'{lex}'" for lex in unique)
+    return list(dict.fromkeys(lexemes))
 
 
-def _dense(query_vector, embedder: Embedder, limit: int) -> list[tuple[int, float]]:
+def _quote(lexeme: str) -> str:
+    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def fulltext_query(query: str) -> str:
+    """An OR-query over the question's lexemes (``tsquery`` syntax, for the 'simple' config)."""
+    return " | ".join(_quote(lex) for lex in query_lexemes(query))
+
+
+Key = tuple[int, str]  # (document id, content hash): one chunk, whatever model embedded it
+
+
+def _dense(query_vector, embedder: Embedder, limit: int) -> list[tuple[Key, float]]:
     vector_type = VectorField(dimensions=embedder.dimensions)
     rows = (
         KnowledgeChunk.objects.filter(embed_model=embedder.name)
         # the cast matches the partial HNSW index expression for this model's dimension
         .annotate(distance=CosineDistance(Cast("embedding", vector_type), query_vector))
         .order_by("distance")
-        .values_list("id", "distance")[:limit]
+        .values_list("document_id", "content_hash", "distance")[:limit]
     )
-    return [(pk, 1.0 - float(distance)) for pk, distance in rows]
+    return [((doc, digest), 1.0 - float(distance)) for doc, digest, distance in rows]
 
 
-def _fulltext(query: str, embedder: Embedder, limit: int) -> list[tuple[int, float]]:
-    tsquery = fulltext_query(query)
-    if not tsquery:
+def _fulltext(query: str, embedder: Embedder, limit: int) -> list[tuple[Key, float]]:
+    """IDF-weighted lexical match: rare words count, words found in most chunks barely do.
+
+    ``ts_rank`` alone has no notion of rarity, so an OR-query over a question ranks chunks by
+    how often they say "werkt" or "she". Each lexeme's weight is ln(N / df), computed with the
+    GIN index; ``ts_rank`` only breaks ties.
+    """
+    lexemes = query_lexemes(query)
+    if not lexemes:
         return []
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT id, ts_rank(search_vector, q, 1) AS rank "
+            "SELECT lex, (SELECT count(*) FROM knowledge_knowledgechunk WHERE embed_model = %s "
+            "             AND search_vector @@ to_tsquery('simple', quote_literal(lex))) "
+            "FROM unnest(%s::text[]) AS lex",
+            [embedder.name, lexemes],
+        )
+        frequencies = dict(cursor.fetchall())
+        cursor.execute("SELECT count(*) FROM knowledge_knowledgechunk WHERE embed_model = %s", [embedder.name])
+        total = cursor.fetchone()[0] or 1
+        weights = {lex: math.log(total / df) for lex, df in frequencies.items() if df}
+        weights = {lex: w for lex, w in weights.items() if w > 0}
+        if not weights:
+            return []
+        score = " + ".join(
+            "CASE WHEN search_vector @@ to_tsquery('simple', %s) THEN %s ELSE 0 END" for _ in weights
+        )
+        params: list = []
+        for lex, weight in weights.items():
+            params.extend([_quote(lex), weight])
+        tsquery = " | ".join(_quote(lex) for lex in weights)
+        cursor.execute(
+            f"SELECT document_id, content_hash, ({score}) + ts_rank(search_vector, q, 1) AS rank "
             "FROM knowledge_knowledgechunk, to_tsquery('simple', %s) AS q "
             "WHERE embed_model = %s AND search_vector @@ q "
             "ORDER BY rank DESC, id LIMIT %s",
-            [tsquery, embedder.name, limit],
+            [*params, tsquery, embedder.name, limit],
         )
-        return [(pk, float(rank)) for pk, rank in cursor.fetchall()]
+        return [((doc, digest), float(rank)) for doc, digest, rank in cursor.fetchall()]
 
 
 def knowledge_search(query: str, *, top_k: int | None = None, mode: Mode = "hybrid",
-                     embedder: Embedder | None = None, query_vector=None) -> list[SearchHit]:
-    """Rank chunks for ``query``: pgvector cosine + Postgres full text, fused by RRF.
+                     embedders: list[Embedder] | None = None,
+                     query_vectors: dict[str, object] | None = None) -> list[SearchHit]:
+    """Rank chunks for ``query``: each model's pgvector cosine ranking and Postgres full text,
+    fused by weighted reciprocal-rank fusion. Vectors are only compared within one model.
 
-    ``query_vector`` lets async callers embed off the event loop and pass the result in.
+    ``query_vectors`` (model name -> vector) lets async callers embed off the event loop.
     """
-    embedder = embedder or get_embedder()
+    embedders = embedders or get_embedders()
+    primary = embedders[0]
+    query_vectors = dict(query_vectors or {})
     top_k = min(top_k or settings.TWIN_SEARCH_TOP_K, 50)
     candidates = max(settings.TWIN_SEARCH_CANDIDATES, top_k)
-    dense: list[tuple[int, float]] = []
-    fulltext: list[tuple[int, float]] = []
+    rankings: list[tuple[float, list[tuple[Key, float]]]] = []
     if mode in ("hybrid", "dense"):
-        if query_vector is None:
-            query_vector = embedder.query(query)
-        dense = _dense(query_vector, embedder, candidates)
+        for embedder in embedders:
+            if embedder.name not in query_vectors:
+                query_vectors[embedder.name] = embedder.query(query)
+            rankings.append((1.0, _dense(query_vectors[embedder.name], embedder, candidates)))
+    fulltext: list[tuple[Key, float]] = []
     if mode in ("hybrid", "fulltext"):
-        fulltext = _fulltext(query, embedder, candidates)
+        fulltext = _fulltext(query, primary, candidates)
+        rankings.append((settings.TWIN_FULLTEXT_WEIGHT if mode == "hybrid" else 1.0, fulltext))
 
-    fused: dict[int, float] = {}
-    for ranking in (dense, fulltext):
-        for rank, (pk, _score) in enumerate(ranking, start=1):
-            fused[pk] = fused.get(pk, 0.0) + 1.0 / (RRF_K + rank)
-    order = sorted(fused, key=lambda pk: (-fused[pk], pk))[:top_k]
-    chunks = KnowledgeChunk.objects.select_related("document").in_bulk(order)
-    dense_at = {pk: (rank, score) for rank, (pk, score) in enumerate(dense, start=1)}
-    fulltext_at = {pk: (rank, score) for rank, (pk, score) in enumerate(fulltext, start=1)}
+    fused: dict[Key, float] = {}
+    for weight, ranking in rankings:
+        for rank, (key, _score) in enumerate(ranking, start=1):
+            fused[key] = fused.get(key, 0.0) + weight / (RRF_K + rank)
+    order = sorted(fused, key=lambda key: (-fused[key], key))[:top_k]
+    if not order:
+        return []
+
+    # One row per chunk: the primary model's, with its cosine to the question for every hit
+    # (relevance is judged on the primary model's scale).
+    rows = KnowledgeChunk.objects.filter(embed_model=primary.name, document_id__in={d for d, _ in order})
+    if primary.name not in query_vectors:
+        query_vectors[primary.name] = primary.query(query)
+    rows = rows.annotate(distance=CosineDistance(
+        Cast("embedding", VectorField(dimensions=primary.dimensions)), query_vectors[primary.name]
+    )).select_related("document")
+    by_key = {(row.document_id, row.content_hash): row for row in rows}
+    primary_rank = {key: rank for rank, (key, _) in enumerate(rankings[0][1], start=1)} if mode != "fulltext" else {}
+    fulltext_at = {key: (rank, score) for rank, (key, score) in enumerate(fulltext, start=1)}
     hits = []
-    for pk in order:
-        chunk = chunks[pk]
-        d_rank, d_score = dense_at.get(pk, (None, None))
-        f_rank, f_score = fulltext_at.get(pk, (None, None))
+    for key in order:
+        chunk = by_key.get(key)
+        if chunk is None:
+            continue
+        f_rank, f_score = fulltext_at.get(key, (None, None))
         hits.append(SearchHit(
-            chunk_id=pk, document_title=chunk.document.title, document_url=chunk.document.url,
+            chunk_id=chunk.pk, document_title=chunk.document.title, document_url=chunk.document.url,
             document_kind=chunk.document.kind, heading_path=chunk.heading_path, text=chunk.text,
-            dense_score=d_score, dense_rank=d_rank, fulltext_score=f_score, fulltext_rank=f_rank,
-            fused_score=fused[pk],
+            dense_score=1.0 - float(chunk.distance), dense_rank=primary_rank.get(key),
+            fulltext_score=f_score, fulltext_rank=f_rank, fused_score=fused[key],
         ))
     return hits
 

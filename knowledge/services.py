@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.db import transaction
@@ -27,16 +27,20 @@ class SyncReport:
     documents: int = 0
     documents_removed: int = 0
     excluded: int = 0
+    embedded_per_model: dict[str, int] = field(default_factory=dict)
 
     def __str__(self) -> str:
         return (
             f"{self.documents} documents ({self.documents_removed} removed, {self.excluded} not public); "
             f"chunks: {self.added} added, {self.changed} changed, {self.removed} removed, "
-            f"{self.unchanged} unchanged; {self.embedded} embedded"
+            f"{self.unchanged} unchanged; embedded: "
+            + (", ".join(f"{n} {name}" for name, n in self.embedded_per_model.items()) or "0")
         )
 
 
 def progress_bar(done: int, total: int) -> None:
+    if total < 2 * EMBED_BATCH:
+        return  # short runs need no bar
     width = 30
     filled = int(width * done / total) if total else width
     sys.stderr.write(f"\rembedding [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
@@ -46,11 +50,13 @@ def progress_bar(done: int, total: int) -> None:
 
 
 @transaction.atomic
-def knowledge_sync(*, root: Path, embedder: Embedder, progress: ProgressFn | None = None) -> SyncReport:
+def knowledge_sync(*, root: Path, embedders: list[Embedder], progress: ProgressFn | None = None) -> SyncReport:
     """Bring the tables in line with the folder, embedding only chunks whose hash is new.
 
-    One transaction: a bad file or a failed embedding leaves the previous knowledge intact.
-    Chunks of another embedding model are replaced, so vectors of two models never mix.
+    Every chunk is stored once per configured embedding model (its row records the model);
+    chunk counts in the report are those of the primary model. One transaction: a bad file or
+    a failed embedding leaves the previous knowledge intact. Rows of models no longer
+    configured are deleted, so switching models re-embeds instead of mixing vector spaces.
     """
     sources = read_folder(root)  # raises ContentError before anything is written
     report = SyncReport()
@@ -60,29 +66,33 @@ def knowledge_sync(*, root: Path, embedder: Embedder, progress: ProgressFn | Non
 
     stale = Document.objects.exclude(path__in=[s.path for s in public])
     report.documents_removed = stale.count()
-    report.removed += KnowledgeChunk.objects.filter(document__in=stale).count()
+    report.removed += KnowledgeChunk.objects.filter(document__in=stale, embed_model=embedders[0].name).count()
     stale.delete()
+    KnowledgeChunk.objects.exclude(embed_model__in=[e.name for e in embedders]).delete()
 
-    to_embed: list[tuple[Document, object]] = []
-    for source in public:
-        document = _upsert_document(source)
-        to_embed.extend((document, chunk) for chunk in _diff_chunks(document, source, embedder, report))
-
-    vectors = _embed([chunk.embed_text for _, chunk in to_embed], embedder, progress)
-    KnowledgeChunk.objects.bulk_create([
-        KnowledgeChunk(
-            document=document,
-            ordinal=chunk.ordinal,
-            heading_path=chunk.heading_path,
-            text=chunk.text,
-            content_hash=chunk.content_hash,
-            embed_model=embedder.name,
-            embedding=vector,
-            search_text=chunk.embed_text,
-        )
-        for (document, chunk), vector in zip(to_embed, vectors, strict=True)
-    ])
-    report.embedded = len(to_embed)
+    documents = {source.path: _upsert_document(source) for source in public}
+    for position, embedder in enumerate(embedders):
+        counts = report if position == 0 else SyncReport()
+        to_embed: list[tuple[Document, object]] = []
+        for source in public:
+            document = documents[source.path]
+            to_embed.extend((document, chunk) for chunk in _diff_chunks(document, source, embedder, counts))
+        vectors = _embed([chunk.embed_text for _, chunk in to_embed], embedder, progress)
+        KnowledgeChunk.objects.bulk_create([
+            KnowledgeChunk(
+                document=document,
+                ordinal=chunk.ordinal,
+                heading_path=chunk.heading_path,
+                text=chunk.text,
+                content_hash=chunk.content_hash,
+                embed_model=embedder.name,
+                embedding=vector,
+                search_text=chunk.embed_text,
+            )
+            for (document, chunk), vector in zip(to_embed, vectors, strict=True)
+        ])
+        report.embedded += len(to_embed)
+        report.embedded_per_model[embedder.name] = len(to_embed)
     return report
 
 
@@ -108,9 +118,6 @@ def _upsert_document(source: SourceDocument) -> Document:
 def _diff_chunks(document: Document, source: SourceDocument, embedder: Embedder,
                  report: SyncReport) -> list:
     existing = {c.content_hash: c for c in document.chunks.filter(embed_model=embedder.name)}
-    other_models = document.chunks.exclude(embed_model=embedder.name)
-    replaced = other_models.count()
-    other_models.delete()
 
     wanted = {chunk.content_hash: chunk for chunk in source.chunks}
     gone = [c for h, c in existing.items() if h not in wanted]
@@ -118,7 +125,7 @@ def _diff_chunks(document: Document, source: SourceDocument, embedder: Embedder,
     new = [chunk for h, chunk in wanted.items() if h not in existing]
 
     for chunk in new:
-        if chunk.heading_path in gone_headings or replaced:
+        if chunk.heading_path in gone_headings:
             report.changed += 1
         else:
             report.added += 1

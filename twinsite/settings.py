@@ -155,12 +155,19 @@ TWIN_OWNER_NAME = env_str("TWIN_OWNER_NAME", "Mira Jansen")
 
 # Knowledge base
 TWIN_KNOWLEDGE_DIR = Path(env_str("TWIN_KNOWLEDGE_DIR", str(BASE_DIR / "knowledge" / "content"))).resolve()
-TWIN_EMBEDDER = env_choice("TWIN_EMBEDDER", "e5", ("e5", "use", "api"))
+# Embedding models, first = primary (full-text rows, relevance). Several are fused by rank.
+TWIN_EMBEDDERS = env_list("TWIN_EMBEDDERS", "e5,use")
+if not TWIN_EMBEDDERS or any(e not in ("e5", "use", "api") for e in TWIN_EMBEDDERS) \
+        or len(set(TWIN_EMBEDDERS)) != len(TWIN_EMBEDDERS):
+    raise ImproperlyConfigured(
+        f"TWIN_EMBEDDERS must be a comma-separated list of distinct e5, use, api; got {TWIN_EMBEDDERS!r}"
+    )
+TWIN_FULLTEXT_WEIGHT = env_float("TWIN_FULLTEXT_WEIGHT", 0.5, minimum=0.0)
 TWIN_EMBED_API_URL = env_str("TWIN_EMBED_API_URL")
 TWIN_EMBED_API_MODEL = env_str("TWIN_EMBED_API_MODEL", "text-embedding-3-small")
 TWIN_EMBED_API_KEY = env_secret("TWIN_EMBED_API_KEY")
-if TWIN_EMBEDDER == "api" and not TWIN_EMBED_API_URL:
-    raise ImproperlyConfigured("TWIN_EMBED_API_URL must be set when TWIN_EMBEDDER=api")
+if "api" in TWIN_EMBEDDERS and not TWIN_EMBED_API_URL:
+    raise ImproperlyConfigured("TWIN_EMBED_API_URL must be set when TWIN_EMBEDDERS includes api")
 TWIN_SEARCH_TOP_K = env_int("TWIN_SEARCH_TOP_K", 5, minimum=1, maximum=20)
 TWIN_SEARCH_CANDIDATES = env_int("TWIN_SEARCH_CANDIDATES", 30, minimum=5, maximum=200)
 # 0 = the embedder's own floor (e5: 0.80); see knowledge.selectors.is_relevant

@@ -54,7 +54,8 @@ def build_view(*, system: str, messages: list[dict], turn_start: int, history_to
     view.extend(history)
     for message in messages[turn_start:]:
         content = message.get("content")
+        shown = dict(message)
         if message.get("role") == "tool" and isinstance(content, str) and len(content) > tool_result_chars:
-            message = {**message, "content": OVERSIZED_NOTICE.format(size=len(content))}
-        view.append(dict(message))
+            shown["content"] = OVERSIZED_NOTICE.format(size=len(content))
+        view.append(shown)
     return view

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from approvals import services as approval_services
 from knowledge import selectors as knowledge
+from knowledge.embedders import embed_query, get_embedders
 
 Risk = Literal["low", "high"]
 
@@ -96,16 +97,15 @@ def _hit_payload(hit: knowledge.SearchHit, limit: int) -> dict:
 
 
 async def _search(args: SearchArgs, ctx: ToolContext) -> dict:
-    from knowledge.embedders import get_embedder
-
-    embedder = get_embedder()
+    embedders = get_embedders()
     # Embedding is CPU work: off the event loop, so other visitors' streams keep flowing.
-    vector = await asyncio.to_thread(embedder.query, args.query)
+    vectors = await asyncio.to_thread(embed_query, embedders, args.query)
     hits = await database_sync_to_async(knowledge.knowledge_search)(
-        args.query, embedder=embedder, query_vector=vector
+        args.query, embedders=embedders, query_vectors=vectors
     )
-    ctx.retrieved.extend(hit.as_dict() | {"relevant": knowledge.is_relevant(hit, embedder)} for hit in hits)
-    relevant = [hit for hit in hits if knowledge.is_relevant(hit, embedder)]
+    primary = embedders[0]
+    ctx.retrieved.extend(hit.as_dict() | {"relevant": knowledge.is_relevant(hit, primary)} for hit in hits)
+    relevant = [hit for hit in hits if knowledge.is_relevant(hit, primary)]
     budget = settings.TWIN_SEARCH_RESULT_CHARS
     results = []
     for hit in relevant:

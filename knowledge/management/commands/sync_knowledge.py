@@ -7,7 +7,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from knowledge.content import ContentError
-from knowledge.embedders import get_embedder
+from knowledge.embedders import get_embedders
 from knowledge.services import knowledge_sync, progress_bar
 
 
@@ -21,15 +21,15 @@ class Command(BaseCommand):
     def handle(self, *args, **options) -> None:
         root = (options["dir"] or settings.TWIN_KNOWLEDGE_DIR).resolve()
         started = time.perf_counter()
-        embedder = get_embedder()
+        embedders = get_embedders()
         show_progress = options["verbosity"] > 0
         try:
             report = knowledge_sync(
-                root=root, embedder=embedder, progress=progress_bar if show_progress else None
+                root=root, embedders=embedders, progress=progress_bar if show_progress else None
             )
         except ContentError as exc:
             raise CommandError(f"knowledge sync refused, nothing changed: {exc}") from exc
         elapsed = time.perf_counter() - started
         self.stdout.write(
-            f"sync_knowledge ({embedder.name}, {root}): {report} in {elapsed:.1f}s"
+            f"sync_knowledge ({root}): {report} in {elapsed:.1f}s"
         )

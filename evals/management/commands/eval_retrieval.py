@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+import sys
+
+from django.conf import settings
+from django.core.management.base import BaseCommand
+
+from evals.retrieval import eval_run_record, evaluate, load_questions
+from knowledge.embedders import get_embedders
+
+
+class Command(BaseCommand):
+    help = "Measure retrieval (recall@1, recall@3, MRR per language and mode); exit 1 below the thresholds."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--misses", action="store_true", help="list the hybrid misses (rank > 3)")
+
+    def handle(self, *args, **options) -> None:
+        embedders = get_embedders()
+        questions = load_questions()
+        metrics, detail = evaluate(embedders, questions)
+        self.stdout.write(f"retrieval eval: {len(questions)} questions; embedders: "
+                          f"{', '.join(e.name for e in embedders)}")
+        self.stdout.write(f"{'mode':<14} {'lang':<4} {'n':>3} {'R@1':>6} {'R@3':>6} {'MRR':>6}")
+        for mode, by_lang in metrics.items():
+            for lang, row in by_lang.items():
+                self.stdout.write(
+                    f"{mode:<14} {lang:<4} {row['n']:>3} {row['recall@1']:>6.3f} {row['recall@3']:>6.3f} "
+                    f"{row['mrr']:>6.3f}"
+                )
+        thresholds = {"recall@3": settings.TWIN_EVAL_RECALL3_MIN, "recall@3_nl": settings.TWIN_EVAL_RECALL3_NL_MIN}
+        hybrid = metrics["hybrid"]
+        passed = (hybrid["all"]["recall@3"] >= thresholds["recall@3"]
+                  and hybrid.get("nl", {"recall@3": 1.0})["recall@3"] >= thresholds["recall@3_nl"])
+        run = eval_run_record(embedders=embedders, metrics=metrics, detail=detail, passed=passed,
+                              thresholds=thresholds)
+        if options["misses"]:
+            for question, rank, top3 in detail["hybrid"]:
+                if rank is None or rank > 3:
+                    self.stdout.write(f"  miss {question.id} (rank {rank}): {question.q} -> {top3}")
+        verdict = "PASS" if passed else "FAIL"
+        self.stdout.write(
+            f"{verdict}: hybrid recall@3 {hybrid['all']['recall@3']:.3f} (min {thresholds['recall@3']}), "
+            f"Dutch {hybrid.get('nl', {}).get('recall@3', 0):.3f} (min {thresholds['recall@3_nl']}); run {run.pk}"
+        )
+        if not passed:
+            sys.exit(1)

@@ -1,0 +1,96 @@
+"""Retrieval quality on the labelled question set: recall@1, recall@3 and MRR per language,
+for dense-only, full-text-only and hybrid search."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.db import transaction
+from django.utils import timezone
+
+from evals.models import EvalCase, EvalRun
+from knowledge.embedders import Embedder, embed_query
+from knowledge.selectors import knowledge_search
+
+QUESTIONS = Path(__file__).resolve().parent / "data" / "retrieval.jsonl"
+DEPTH = 10
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str
+    lang: str
+    q: str
+    doc: str
+    heading: str
+    alt: tuple[str, ...] = ()  # other documents that state the same fact
+
+    @property
+    def answers(self) -> set[str]:
+        return {self.doc, *self.alt}
+
+
+def load_questions(path: Path = QUESTIONS) -> list[Question]:
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [Question(**{**row, "alt": tuple(row.get("alt", ()))}) for row in rows]
+
+
+def _rank(hits, question: Question) -> int | None:
+    for position, hit in enumerate(hits, start=1):
+        if hit.document_title in question.answers:
+            return position
+    return None
+
+
+def _metrics(ranks: list[int | None]) -> dict:
+    n = len(ranks) or 1
+    return {
+        "n": len(ranks),
+        "recall@1": round(sum(1 for r in ranks if r == 1) / n, 3),
+        "recall@3": round(sum(1 for r in ranks if r is not None and r <= 3) / n, 3),
+        "mrr": round(sum(1 / r for r in ranks if r) / n, 3),
+    }
+
+
+def evaluate(embedders: list[Embedder], questions: list[Question]) -> tuple[dict, dict[str, list]]:
+    """Metrics per mode and language (``all``, ``en``, ``nl``), and per-question detail.
+
+    Modes: ``dense:<model>`` for each model alone, ``dense`` (the models fused), ``fulltext``
+    and ``hybrid`` (what the agent uses).
+    """
+    query_vectors = {q.id: embed_query(embedders, q.q) for q in questions}
+    runs: list[tuple[str, str, list[Embedder]]] = []
+    if len(embedders) > 1:
+        runs += [(f"dense:{e.name.split('/')[0]}", "dense", [e]) for e in embedders]
+    runs += [("dense", "dense", embedders), ("fulltext", "fulltext", embedders), ("hybrid", "hybrid", embedders)]
+    metrics: dict = {}
+    detail: dict[str, list] = {}
+    for label, mode, models in runs:
+        ranks: dict[str, list] = {"all": [], "en": [], "nl": []}
+        detail[label] = []
+        for question in questions:
+            hits = knowledge_search(question.q, top_k=DEPTH, mode=mode, embedders=models,
+                                    query_vectors=query_vectors[question.id])
+            rank = _rank(hits, question)
+            ranks["all"].append(rank)
+            ranks.setdefault(question.lang, []).append(rank)
+            detail[label].append((question, rank, [f"{h.document_title} > {h.heading_path}" for h in hits[:3]]))
+        metrics[label] = {lang: _metrics(values) for lang, values in ranks.items() if values}
+    return metrics, detail
+
+
+@transaction.atomic
+def eval_run_record(*, embedders: list[Embedder], metrics: dict, detail: dict, passed: bool,
+                    thresholds: dict) -> EvalRun:
+    run = EvalRun.objects.create(
+        kind="retrieval", config={"embedders": [e.name for e in embedders], "depth": DEPTH, "thresholds": thresholds},
+        metrics=metrics, passed=passed, finished_at=timezone.now(),
+    )
+    EvalCase.objects.bulk_create([
+        EvalCase(run=run, case_id=q.id, question=q.q, lang=q.lang, expected={"doc": q.doc, "heading": q.heading},
+                 got={"rank": rank, "top3": top3}, passed=rank is not None and rank <= 3)
+        for q, rank, top3 in detail["hybrid"]
+    ])
+    return run
