@@ -75,11 +75,11 @@ class ChatConsumer(AsyncWebsocketConsumer):
             await self.error("busy", "Wait for the current answer to finish.")
             return
         # A task, so the consumer keeps handling frames (a second ask is answered "busy").
-        self.turn = asyncio.create_task(self._run(text.strip()))
+        self.turn = asyncio.create_task(self._run(self.conversation_id, text.strip()))
 
-    async def _run(self, text: str) -> None:
+    async def _run(self, conversation_id: uuid.UUID, text: str) -> None:
         try:
-            await turn_run(conversation_id=self.conversation_id, text=text, emit=self.send_event)
+            await turn_run(conversation_id=conversation_id, text=text, emit=self.send_event)
         except TurnRejected as exc:
             await self.error(exc.code, exc.message)
         except Exception:

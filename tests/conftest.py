@@ -1,0 +1,124 @@
+"""Shared fixtures. Tests run on the real Postgres (embedded unless DATABASE_URL is set)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import socket
+
+import numpy as np
+import pytest
+
+if not os.environ.get("DATABASE_URL"):
+    # `make test` starts it already; this keeps a bare `pytest` working on a fresh clone.
+    from twinsite import pgserver
+
+    pgserver.start()
+
+from django.conf import settings  # noqa: E402
+
+from knowledge import embedders as embedders_module  # noqa: E402
+
+_VECTORS: dict[tuple[str, str, str], np.ndarray] = {}
+
+
+class CachingEmbedder:
+    """The real model, with vectors remembered for the session: transactional tests empty the
+    tables after each test, and re-embedding the sample every time would cost seconds."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.dimensions = inner.dimensions
+        self.relevance_floor = getattr(inner, "relevance_floor", 0.0)
+        self.passage_calls = 0
+
+    def passages(self, texts: list[str]) -> np.ndarray:
+        self.passage_calls += 1
+        missing = [t for t in texts if (self.name, "p", t) not in _VECTORS]
+        if missing:
+            for text, vector in zip(missing, self.inner.passages(missing), strict=True):
+                _VECTORS[(self.name, "p", text)] = vector
+        return np.array([_VECTORS[(self.name, "p", t)] for t in texts]).reshape(len(texts), self.dimensions)
+
+    def query(self, text: str) -> np.ndarray:
+        key = (self.name, "q", text)
+        if key not in _VECTORS:
+            _VECTORS[key] = self.inner.query(text)
+        return _VECTORS[key]
+
+
+class HashEmbedder:
+    """A tiny deterministic embedder of another dimension (8): exercises the path for a model
+    without its own HNSW index. Bag of hashed words, L2-normalised."""
+
+    name = "test/hash-8"
+    dimensions = 8
+    relevance_floor = 0.0
+
+    def _vector(self, text: str) -> np.ndarray:
+        vector = np.zeros(self.dimensions, dtype=np.float32)
+        for word in text.lower().split():
+            vector[int(hashlib.md5(word.encode()).hexdigest(), 16) % self.dimensions] += 1.0  # noqa: S324
+        norm = np.linalg.norm(vector)
+        return vector / norm if norm else vector + 1 / np.sqrt(self.dimensions)
+
+    def passages(self, texts: list[str]) -> np.ndarray:
+        return np.array([self._vector(t) for t in texts]).reshape(len(texts), self.dimensions)
+
+    def query(self, text: str) -> np.ndarray:
+        return self._vector(text)
+
+
+_REAL_BUILD = embedders_module.build_embedder
+_CACHED: dict[str, CachingEmbedder] = {}
+
+
+def cached_build(kind: str):
+    if kind not in _CACHED:
+        _CACHED[kind] = CachingEmbedder(_REAL_BUILD(kind))
+    return _CACHED[kind]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _cached_embedders():
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(embedders_module, "build_embedder", cached_build)
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _no_outside_network(monkeypatch):
+    """Tests talk to loopback only; anything else is a bug in the test or the code."""
+    real_connect = socket.socket.connect
+
+    def guarded(sock, address):
+        host = address[0] if isinstance(address, tuple) else address
+        if isinstance(host, str) and not (host.startswith("127.") or host in ("localhost", "::1") or
+                                          host.startswith("/")):
+            raise RuntimeError(f"test tried to reach {address!r}")
+        return real_connect(sock, address)
+
+    monkeypatch.setattr(socket.socket, "connect", guarded)
+
+
+@pytest.fixture
+def embedders():
+    return embedders_module.get_embedders()
+
+
+@pytest.fixture
+def kb(db, embedders):
+    """The shipped sample knowledge base, synced into the test database."""
+    from knowledge.services import knowledge_sync
+
+    return knowledge_sync(root=settings.TWIN_KNOWLEDGE_DIR, embedders=embedders)
+
+
+@pytest.fixture
+async def checkpoint_pool():
+    """Close this test loop's checkpoint pool afterwards (else the test DB stays in use)."""
+    from chat.checkpoints import close_pools
+
+    yield
+    await close_pools()
