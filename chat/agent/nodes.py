@@ -281,11 +281,15 @@ async def verify(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
     turn_messages = (state.get("messages") or [])[state.get("turn_start", 0):]
     used_tools = any(m.get("role") == "tool" and '"error"' not in (m.get("content") or "")
                      for m in turn_messages)
-    risky = bool(answer) and not citations and not used_tools and len(answer) >= settings.TWIN_GROUNDEDNESS_CHARS
+    long_answer = len(answer) >= settings.TWIN_GROUNDEDNESS_CHARS
+    # Flagged for review, not blocked: "I don't know that" has no citation either.
+    risky = long_answer and not citations and not used_tools
     if state.get("error"):
         outcome = state.get("outcome") or "error"
+    elif citations or long_answer:
+        outcome = "answered"
     else:
-        outcome = "answered" if citations else "declined"
+        outcome = "declined"  # a short answer without a source: the twin said it does not know
     if citations:
         runtime.stream_writer({"type": "citations", "citations": citations})
     if recorder.cost_usd > 0:

@@ -23,6 +23,10 @@ class FaultInjectingTransport(httpx.AsyncBaseTransport):
         self._drop_every = drop_every
         self._cut_stream = cut_stream
 
+    @classmethod
+    def reset(cls) -> None:
+        cls._counter = itertools.count(1)
+
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         number = next(self._counter)
         if self._drop_every and number % self._drop_every == 0:

@@ -136,6 +136,8 @@ class StreamAccumulator:
         cached = details.get("cached_tokens") if isinstance(details, dict) else None
         if cached is None:
             cached = usage.get("prompt_cache_hit_tokens")  # DeepSeek
+        if cached is None:
+            cached = usage.get("cached_tokens")  # Moonshot / Kimi
         self.usage = Usage(
             input_tokens=int(usage.get("prompt_tokens") or 0),
             cached_tokens=int(cached or 0),
