@@ -71,7 +71,19 @@ OFF_TOPIC_RULES: list[tuple[str, re.Pattern]] = [
 ]
 
 _CARD_CANDIDATE = re.compile(r"(?<![\d-])(?:\d[ -]?){12,18}\d(?![\d-])")
-_IBAN_CANDIDATE = re.compile(r"\b([A-Z]{2}\d{2}(?:\s?[A-Z0-9]){11,30})\b", _I)
+_IBAN_CANDIDATE = re.compile(
+    r"\b[A-Z]{2}\d{2}(?:[A-Z0-9]{11,30}|(?: [A-Z0-9]{4}){2,7}(?: [A-Z0-9]{1,3})?)\b", _I
+)
+# From the IBAN registry: total length and account-number format of common countries.
+_IBAN_FORMATS = {
+    "NL": (18, re.compile(r"[A-Z]{4}\d{10}")),
+    "BE": (16, re.compile(r"\d{12}")),
+    "DE": (22, re.compile(r"\d{18}")),
+    "GB": (22, re.compile(r"[A-Z]{4}\d{14}")),
+    "FR": (27, re.compile(r"\d{10}[A-Z0-9]{11}\d{2}")),
+    "ES": (24, re.compile(r"\d{20}")),
+    "IT": (27, re.compile(r"[A-Z]\d{10}[A-Z0-9]{12}")),
+}
 
 
 def luhn_valid(digits: str) -> bool:
@@ -89,6 +101,9 @@ def luhn_valid(digits: str) -> bool:
 def iban_valid(candidate: str) -> bool:
     text = re.sub(r"\s", "", candidate).upper()
     if not 15 <= len(text) <= 34 or not text[:2].isalpha() or not text[2:4].isdigit():
+        return False
+    known = _IBAN_FORMATS.get(text[:2])
+    if known and (len(text) != known[0] or not known[1].fullmatch(text[4:])):
         return False
     rearranged = text[4:] + text[:4]
     try:
@@ -109,7 +124,9 @@ def find_card_numbers(text: str) -> list[str]:
 
 
 def find_ibans(text: str) -> list[str]:
-    return [m.group(1) for m in _IBAN_CANDIDATE.finditer(text) if iban_valid(m.group(1))]
+    """IBANs written compact or in groups of four, in any case, that pass the checksum (and,
+    for countries we know, the registry's length and account format)."""
+    return [m.group(0) for m in _IBAN_CANDIDATE.finditer(text) if iban_valid(m.group(0))]
 
 
 def mask_sensitive(text: str) -> str:

@@ -23,6 +23,11 @@ from knowledge.models import Document, KnowledgeChunk
 Mode = Literal["hybrid", "dense", "fulltext"]
 RRF_K = 60
 _WORD = re.compile(r"\w+", re.UNICODE)
+# Question words carry no content, and Postgres' stop lists keep some of them ("waar", "welke").
+QUESTION_WORDS = frozenset(
+    "what which who whom whose where when why how does did do can could would is are was "
+    "wat welk welke wie waar wanneer waarom hoe hoeveel heeft hebben kan kun kunt zou is was".split()
+)
 KIND_ORDER = ["about", "cv", "skills", "project", "article", "availability"]
 
 
@@ -50,7 +55,7 @@ def query_lexemes(query: str) -> list[str]:
     A word that either language treats as a stop word is dropped: "die", "over" or "had" are
     noise in a bilingual index even where only one language lists them.
     """
-    words = list(dict.fromkeys(w.lower() for w in _WORD.findall(query)))[:64]
+    words = [w for w in dict.fromkeys(w.lower() for w in _WORD.findall(query)) if w not in QUESTION_WORDS][:64]
     if not words:
         return []
     with connection.cursor() as cursor:

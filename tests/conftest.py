@@ -15,9 +15,9 @@ if not os.environ.get("DATABASE_URL"):
 
     pgserver.start()
 
-from django.conf import settings  # noqa: E402
+from django.conf import settings
 
-from knowledge import embedders as embedders_module  # noqa: E402
+from knowledge import embedders as embedders_module
 
 _VECTORS: dict[tuple[str, str, str], np.ndarray] = {}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 from django.db import connection
-from ninja import NinjaAPI, Schema
+from ninja import NinjaAPI, Schema, Status
 from ninja.errors import HttpError
 
 from chat.models import Feedback, Message
@@ -37,7 +37,7 @@ def health(request) -> dict:
 
 
 @api.post("/feedback", response={201: FeedbackOut})
-def feedback_create(request, payload: FeedbackIn) -> tuple[int, dict]:
+def feedback_create(request, payload: FeedbackIn) -> Status:
     # Visitors rate answers of their own conversation only.
     message = Message.objects.filter(
         pk=payload.message_id, role=Message.Role.ASSISTANT,
@@ -48,4 +48,4 @@ def feedback_create(request, payload: FeedbackIn) -> tuple[int, dict]:
     if len(payload.comment) > 2000:
         raise HttpError(422, "comment_too_long")
     item = Feedback.objects.create(message=message, rating=payload.rating, comment=payload.comment)
-    return 201, {"id": item.pk}
+    return Status(201, {"id": item.pk})

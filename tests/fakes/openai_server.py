@@ -23,7 +23,8 @@ class Reply:
 def sse_text(*pieces: str, finish: str = "stop", usage: dict | None = None) -> list[str]:
     """A well-formed OpenAI-style stream of ``pieces`` as separate network chunks."""
     def chunk(delta: dict, finish_reason: str | None = None) -> str:
-        return "data: " + json.dumps({"choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]}) + "\n\n"
+        choice = {"index": 0, "delta": delta, "finish_reason": finish_reason}
+        return "data: " + json.dumps({"choices": [choice]}) + "\n\n"
 
     out = [chunk({"role": "assistant", "content": ""})]
     out += [chunk({"content": p}) for p in pieces]

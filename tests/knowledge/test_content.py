@@ -82,7 +82,7 @@ def test_bad_front_matter_names_file_and_field(tmp_path, text, message):
 def test_duplicate_titles_are_refused(tmp_path):
     write(tmp_path, "a.md", DOC)
     write(tmp_path, "b.md", DOC)
-    with pytest.raises(ContentError, match="b.md: field 'title' 'Sample' is already used by a.md"):
+    with pytest.raises(ContentError, match=r"b\.md: field 'title' 'Sample' is already used by a\.md"):
         read_folder(tmp_path)
 
 

@@ -89,7 +89,7 @@ def test_removed_chunks_and_documents_are_deleted(tmp_path):
     root = folder(tmp_path, alpha=ALPHA, beta=BETA)
     embedder = CountingEmbedder()
     knowledge_sync(root=root, embedders=[embedder])
-    folder(tmp_path, alpha=ALPHA.split("## Two")[0])
+    folder(tmp_path, alpha=ALPHA.split("## Two", maxsplit=1)[0])
     (tmp_path / "beta.md").unlink()
     report = knowledge_sync(root=root, embedders=[embedder])
     assert (report.removed, report.documents_removed, report.unchanged) == (2, 1, 2)
@@ -112,7 +112,7 @@ def test_bad_file_changes_nothing(tmp_path):
     root = folder(tmp_path, alpha=ALPHA)
     knowledge_sync(root=root, embedders=[CountingEmbedder()])
     folder(tmp_path, beta=BETA, broken="---\ntitle: Broken\nkind: nonsense\nlang: en\n---\nx\n")
-    with pytest.raises(ContentError, match="broken.md: field 'kind'"):
+    with pytest.raises(ContentError, match=r"broken\.md: field 'kind'"):
         knowledge_sync(root=root, embedders=[CountingEmbedder()])
     assert list(Document.objects.values_list("title", flat=True)) == ["Alpha"]
 

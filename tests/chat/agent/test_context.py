@@ -5,18 +5,21 @@ import json
 
 from chat.agent.context import OVERSIZED_NOTICE, approx_tokens, build_view, completed_pairs
 
+
+def call(call_id: str) -> dict:
+    return {"id": call_id, "type": "function", "function": {"name": "search_knowledge", "arguments": "{}"}}
+
+
 HISTORY = [
     {"role": "user", "content": "Q1"},
-    {"role": "assistant", "content": None, "tool_calls": [{"id": "a", "type": "function",
-                                                          "function": {"name": "search_knowledge", "arguments": "{}"}}]},
+    {"role": "assistant", "content": None, "tool_calls": [call("a")]},
     {"role": "tool", "tool_call_id": "a", "content": json.dumps({"results": ["x" * 500]})},
     {"role": "assistant", "content": "A1 [source: CV]"},
     {"role": "user", "content": "Q2 that failed"},  # no answer: an aborted turn
     {"role": "user", "content": "Q3"},
     {"role": "assistant", "content": "A3"},
     {"role": "user", "content": "Q4 now"},
-    {"role": "assistant", "content": None, "tool_calls": [{"id": "b", "type": "function",
-                                                          "function": {"name": "search_knowledge", "arguments": "{}"}}]},
+    {"role": "assistant", "content": None, "tool_calls": [call("b")]},
     {"role": "tool", "tool_call_id": "b", "content": "y" * 5000},
 ]
 

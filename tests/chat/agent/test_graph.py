@@ -219,7 +219,7 @@ async def test_exhausted_budget_refuses_before_any_token(settings):
     await database_sync_to_async(LedgerEntry.objects.create)(
         day=budget_day(), amount_usd=Decimal("0.02"))
     provider = ScriptedProvider([])
-    result, events, _ = await ask("Where does she work?", provider)
+    result, _, _ = await ask("Where does she work?", provider)
     assert result.outcome == "refused" and provider.calls == 0
     assert "limit" in result.answer
 

@@ -76,7 +76,8 @@ async def test_gives_up_after_max_attempts_with_the_providers_message():
 
 async def test_client_errors_are_not_retried():
     with FakeOpenAI() as server:
-        server.add(Reply(401, [json.dumps({"error": {"message": "Incorrect API key", "type": "invalid_request_error"}})]))
+        body = {"error": {"message": "Incorrect API key", "type": "invalid_request_error"}}
+        server.add(Reply(401, [json.dumps(body)]))
         with pytest.raises(ProviderError) as excinfo:
             await collect(provider(server))
     assert len(server.requests) == 1 and excinfo.value.code == "invalid_request_error"
@@ -106,7 +107,7 @@ async def test_cut_before_any_token_is_retried():
     with FakeOpenAI() as server:
         server.add(Reply(chunks=sse_text("late"), cut_after=1))  # only the role chunk got through
         server.add(Reply(chunks=sse_text("second try")))
-        result, tokens = await collect(provider(server))
+        _, tokens = await collect(provider(server))
     assert tokens == ["second try"] and len(server.requests) == 2
 
 

@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+from chat.models import AgentTrace, TurnLog
+from evals.models import EvalRun
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_ask_prints_the_streamed_answer_and_records_the_turn(kb, capsys):
+    call_command("ask", "Welke opleiding heeft ze gedaan?")
+    out = capsys.readouterr().out
+    assert "TU Delft" in out and "[source: Over Mira (Nederlands)]" in out and "[answered]" in out
+    assert TurnLog.objects.count() == 1 and AgentTrace.objects.count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_ask_json_prints_every_event(kb, capsys):
+    call_command("ask", "Is she available for freelance work?", "--json")
+    events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [e["type"] for e in events[:2]] == ["tool", "tool"] and events[0]["name"] == "check_availability"
+    assert events[-1]["type"] == "done" and events[-1]["outcome"] == "answered"
+
+
+@pytest.mark.django_db
+def test_eval_retrieval_meets_the_targets(kb, capsys):
+    call_command("eval_retrieval")
+    out = capsys.readouterr().out
+    assert "PASS" in out
+    run = EvalRun.objects.get(kind="retrieval")
+    assert run.passed and run.cases.count() >= 40
+    assert run.metrics["hybrid"]["all"]["recall@3"] >= 0.90 and run.metrics["hybrid"]["nl"]["recall@3"] >= 0.85
+
+
+def test_pgserver_status_command():
+    result = subprocess.run([sys.executable, "-m", "twinsite.pgserver", "status"], cwd=ROOT,
+                            capture_output=True, text=True, check=False)
+    assert result.returncode == 0 and result.stdout.startswith(("running", "stopped"))
+    usage = subprocess.run([sys.executable, "-m", "twinsite.pgserver", "nonsense"], cwd=ROOT,
+                           capture_output=True, text=True, check=False)
+    assert usage.returncode == 2 and "usage" in usage.stderr

@@ -1,0 +1,130 @@
+"""A full turn over a real WebSocket (Channels' communicator) against real Postgres."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.testing import WebsocketCommunicator
+
+from chat.models import AgentTrace, Message, TurnLog
+from chat.services import conversation_create
+from twinsite.asgi import application
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("kb", "checkpoint_pool")]
+ORIGIN = [(b"origin", b"http://127.0.0.1:8000")]
+
+
+async def connect(conversation_id) -> WebsocketCommunicator:
+    communicator = WebsocketCommunicator(application, f"/ws/chat/{conversation_id}/", headers=ORIGIN)
+    connected, _ = await communicator.connect()
+    assert connected
+    return communicator
+
+
+async def receive_turn(communicator: WebsocketCommunicator) -> list[dict]:
+    events = []
+    while True:
+        event = json.loads(await communicator.receive_from(timeout=30))
+        events.append(event)
+        if event["type"] == "done" or (event["type"] == "error" and not event.get("in_turn")):
+            return events
+
+
+async def test_one_full_turn_streams_in_order_and_is_persisted():
+    conversation = await database_sync_to_async(conversation_create)()
+    communicator = await connect(conversation.pk)
+    try:
+        await communicator.send_to(text_data=json.dumps({"type": "ask", "text": "What has she built?"}))
+        events = await receive_turn(communicator)
+    finally:
+        await communicator.disconnect()
+    kinds = [e["type"] for e in events]
+    first_token, last_token = kinds.index("token"), len(kinds) - 1 - kinds[::-1].index("token")
+    assert kinds[:2] == ["tool", "tool"]
+    assert set(kinds[first_token:last_token + 1]) == {"token"} and last_token - first_token >= 10
+    assert kinds[last_token + 1:] == ["citations", "trace", "done"]
+    streamed = "".join(e["text"] for e in events if e["type"] == "token")
+    done = events[-1]
+    assert done["outcome"] == "answered" and done["answer"] == streamed
+    assert "[source: " in streamed and done["citations"]
+
+    @database_sync_to_async
+    def persisted():
+        messages = list(Message.objects.filter(conversation=conversation).values_list("role", flat=True))
+        turn = TurnLog.objects.get(conversation=conversation)
+        trace = AgentTrace.objects.get(turn=turn)
+        return messages, turn, trace
+
+    messages, turn, trace = await persisted()
+    assert messages == ["user", "assistant"]
+    assert turn.outcome == "answered" and turn.provider == "offline" and turn.latency_ms > 0
+    assert turn.input_tokens > 0 and turn.output_tokens > 0
+    assert trace.message_id == done["message_id"] and trace.tool_calls[0]["name"] == "search_knowledge"
+
+
+@pytest.mark.parametrize(
+    ("frame", "code"),
+    [
+        ("not json", "bad_json"),
+        (json.dumps(["ask"]), "bad_request"),
+        (json.dumps({"type": "hello"}), "bad_request"),
+        (json.dumps({"type": "ask", "text": "   "}), "empty_question"),
+        (json.dumps({"type": "ask", "text": 42}), "empty_question"),
+        (json.dumps({"type": "ask", "text": "x" * 5000}), "too_long"),
+    ],
+)
+async def test_bad_frames_get_error_events_and_the_socket_stays_usable(frame, code):
+    conversation = await database_sync_to_async(conversation_create)()
+    communicator = await connect(conversation.pk)
+    try:
+        await communicator.send_to(text_data=frame)
+        event = json.loads(await communicator.receive_from(timeout=10))
+        assert event["type"] == "error" and event["code"] == code and event["in_turn"] is False
+        await communicator.send_to(text_data=json.dumps({"type": "ask", "text": "Waar woont ze?"}))
+        events = await receive_turn(communicator)
+        assert events[-1]["type"] == "done"
+    finally:
+        await communicator.disconnect()
+
+
+async def test_a_second_question_while_answering_is_busy():
+    conversation = await database_sync_to_async(conversation_create)()
+    communicator = await connect(conversation.pk)
+    try:
+        await communicator.send_to(text_data=json.dumps({"type": "ask", "text": "What has she built?"}))
+        await communicator.send_to(text_data=json.dumps({"type": "ask", "text": "And then?"}))
+        events = await receive_turn(communicator)
+        busy = [e for e in events if e["type"] == "error"]
+        if not busy:  # the busy answer may come after done when the turn is very fast
+            busy = await receive_turn(communicator)
+        assert any(e.get("code") == "busy" for e in busy)
+    finally:
+        await communicator.disconnect()
+
+
+@pytest.mark.parametrize("conversation_id", [str(uuid.uuid4()), "not-a-uuid", "a.b"])
+async def test_unknown_or_malformed_conversation_gets_an_error_not_a_crash(conversation_id):
+    communicator = await connect(conversation_id)
+    try:
+        event = json.loads(await communicator.receive_from(timeout=10))
+        assert event["code"] == "unknown_conversation"
+        assert (await communicator.receive_output(timeout=5))["type"] == "websocket.close"
+    finally:
+        await communicator.disconnect()
+
+
+async def test_turn_limit_per_conversation(settings):
+    settings.TWIN_MAX_TURNS = 1
+    conversation = await database_sync_to_async(conversation_create)()
+    communicator = await connect(conversation.pk)
+    try:
+        await communicator.send_to(text_data=json.dumps({"type": "ask", "text": "What has she built?"}))
+        assert (await receive_turn(communicator))[-1]["type"] == "done"
+        await communicator.send_to(text_data=json.dumps({"type": "ask", "text": "More?"}))
+        event = (await receive_turn(communicator))[-1]
+        assert event["type"] == "error" and event["code"] == "turn_limit"
+    finally:
+        await communicator.disconnect()

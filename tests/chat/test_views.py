@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+import pytest
+
+from chat.models import Conversation, Feedback, Message
+
+pytestmark = pytest.mark.django_db
+
+
+def test_page_creates_and_keeps_one_conversation_per_session(client):
+    first = client.get("/")
+    assert first.status_code == 200
+    conversation = Conversation.objects.get()
+    assert "/ws/chat/${conversationId}/" in first.content.decode()
+    assert str(conversation.pk) in first.content.decode()
+    assert b"offline mode" in first.content
+    Message.objects.create(conversation=conversation, role="user", content="Hello twin")
+    second = client.get("/")
+    assert Conversation.objects.count() == 1 and b"Hello twin" in second.content
+    client.post("/new/")
+    client.get("/")
+    assert Conversation.objects.count() == 2
+
+
+def test_feedback_only_on_own_answers(client):
+    client.get("/")
+    mine = Conversation.objects.get()
+    answer = Message.objects.create(conversation=mine, role="assistant", content="An answer")
+    other = Message.objects.create(conversation=Conversation.objects.create(), role="assistant", content="x")
+    ok = client.post("/api/feedback", {"message_id": answer.pk, "rating": 1}, content_type="application/json")
+    assert ok.status_code == 201 and Feedback.objects.get().rating == 1
+    assert client.post("/api/feedback", {"message_id": other.pk, "rating": -1},
+                       content_type="application/json").status_code == 404
+    bad = client.post("/api/feedback", {"message_id": answer.pk, "rating": 5}, content_type="application/json")
+    assert bad.status_code == 422
+    assert client.post("/api/feedback", "nope", content_type="application/json").status_code in (400, 422)
+
+
+def test_health_and_docs_need_no_cdn(client):
+    assert client.get("/api/health").json() == {"status": "ok", "database": True}
+    docs = client.get("/api/docs").content.decode()
+    assert "cdn.jsdelivr" not in docs and "/static/ninja/" in docs
+
+
+def test_admin_lists_load(admin_client, kb):
+    for path in ["chat/conversation", "chat/turnlog", "chat/agenttrace", "chat/checkpointthread",
+                 "guards/guardincident", "budget/ledgerentry", "approvals/pendingapproval",
+                 "knowledge/document", "knowledge/knowledgechunk", "evals/evalrun"]:
+        assert admin_client.get(f"/admin/{path}/").status_code == 200, path
+    page = admin_client.get("/admin/knowledge/document/test-retrieval/", {"q": "Wat is haar dagtarief?"})
+    assert page.status_code == 200 and b"Beschikbaarheid en tarieven" in page.content
+    synced = admin_client.post("/admin/knowledge/document/sync/", follow=True)
+    assert b"71 unchanged" in synced.content
