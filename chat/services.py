@@ -7,6 +7,7 @@ assistant message, TurnLog and AgentTrace in one transaction, failed turns inclu
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import logging
 import uuid
@@ -117,6 +118,17 @@ def turn_record(*, conversation_id: uuid.UUID | str, user_message: Message, reco
             conversation_id=conversation_id, question=scrub_text(user_message.content), reason="no_source"
         )
     return message, turn
+
+
+@transaction.atomic
+def traces_purge(*, before: dt.datetime, dry_run: bool = False) -> int:
+    """Delete traces older than ``before`` and the prompt snapshots no trace uses any more."""
+    old = AgentTrace.objects.filter(created_at__lt=before)
+    count = old.count()
+    if not dry_run:
+        old.delete()
+        PromptSnapshot.objects.filter(agenttrace__isnull=True).delete()
+    return count
 
 
 async def turn_run(*, conversation_id: uuid.UUID | str, text: str, emit: Emit,

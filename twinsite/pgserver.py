@@ -173,16 +173,22 @@ def _initdb(lay: Layout) -> None:
 
 
 def _remove_stale_pid(lay: Layout) -> None:
+    """Remove a ``postmaster.pid`` whose process is gone, or is not a postgres any more (a
+    crash followed by a reboot can hand the old pid to an unrelated process)."""
     pid_file = lay.pgdata / "postmaster.pid"
     if not pid_file.exists():
         return
     try:
         pid = int(pid_file.read_text().splitlines()[0])
-        os.kill(pid, 0)
-    except (ValueError, IndexError, ProcessLookupError):
+    except (ValueError, IndexError):
         pid_file.unlink(missing_ok=True)
-    except PermissionError:
-        pass  # a live process of another user: let pg_ctl decide
+        return
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        cmdline = None
+    if cmdline is None or b"postgres" not in cmdline:
+        pid_file.unlink(missing_ok=True)
 
 
 def _psql(lay: Layout, sql: str, database: str = "postgres") -> str:

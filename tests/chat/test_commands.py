@@ -47,3 +47,26 @@ def test_pgserver_status_command():
     usage = subprocess.run([sys.executable, "-m", "twinsite.pgserver", "nonsense"], cwd=ROOT,
                            capture_output=True, text=True, check=False)
     assert usage.returncode == 2 and "usage" in usage.stderr
+
+
+@pytest.mark.django_db
+def test_purge_traces_deletes_only_old_traces(capsys):
+    import datetime as dt
+
+    from django.utils import timezone
+
+    from chat.models import Conversation, Message, PromptSnapshot
+
+    conversation = Conversation.objects.create()
+    prompt = PromptSnapshot.objects.create(sha256="a" * 64, text="old prompt")
+    for age in (100, 10):
+        message = Message.objects.create(conversation=conversation, role="assistant", content=f"{age}")
+        trace = AgentTrace.objects.create(message=message, provider="offline", model="m", system_prompt=prompt)
+        AgentTrace.objects.filter(pk=trace.pk).update(created_at=timezone.now() - dt.timedelta(days=age))
+    call_command("purge_traces", "--dry-run")
+    assert "would delete 1" in capsys.readouterr().out and AgentTrace.objects.count() == 2
+    call_command("purge_traces")
+    assert list(AgentTrace.objects.values_list("message__content", flat=True)) == ["10"]
+    assert Message.objects.count() == 2 and PromptSnapshot.objects.count() == 1
+    call_command("purge_traces", "--days", "5")
+    assert AgentTrace.objects.count() == 0 and PromptSnapshot.objects.count() == 0

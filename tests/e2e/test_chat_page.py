@@ -1,0 +1,85 @@
+"""The chat page in a real browser (Debian's Chromium driven by Playwright) against a real
+daphne server on a free loopback port, using the test database."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from django.db import connection
+
+pytestmark = pytest.mark.django_db(transaction=True)
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def server(kb, tmp_path):
+    sd = connection.settings_dict
+    port = free_port()
+    env = dict(os.environ, DATABASE_URL=f"postgresql://{sd['USER']}:{sd['PASSWORD']}@{sd['HOST']}:{sd['PORT']}/"
+               f"{sd['NAME']}", TWIN_PROVIDER="offline", DJANGO_SETTINGS_MODULE="twinsite.settings")
+    log = (tmp_path / "daphne.log").open("w")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "twinsite.asgi:application"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                break
+        if process.poll() is not None:
+            raise RuntimeError((tmp_path / "daphne.log").read_text())
+        time.sleep(0.2)
+    yield f"http://127.0.0.1:{port}"
+    process.terminate()
+    process.wait(timeout=20)
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed (.ci/run installs it)")
+def test_question_streams_token_by_token_with_a_citation_and_survives_reload(server, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        page = browser.new_page()
+        frames: list[dict] = []
+        page.on("websocket", lambda ws: ws.on("framereceived", lambda payload: frames.append(json.loads(payload))))
+        page.goto(server + "/")
+        assert page.locator("#mode").inner_text() == "offline mode"
+        page.wait_for_function("document.querySelector('#send') && !document.querySelector('#send').disabled")
+        page.fill("#question", "What has she built?")
+        page.press("#question", "Enter")
+        answer = page.locator(".msg.assistant").last
+        answer.locator(".cites a").first.wait_for(timeout=30_000)
+        page.wait_for_function("!document.querySelector('#send').disabled")
+        page.screenshot(path=str(tmp_path / "chat.png"), full_page=True)
+
+        tokens = [f["text"] for f in frames if f["type"] == "token"]
+        assert len(tokens) >= 10  # streamed as many frames, not one blob
+        assert [f["type"] for f in frames][-3:] == ["citations", "trace", "done"]
+        shown = answer.locator(".text").inner_text()
+        assert shown == "".join(tokens).strip() and "[source: " in shown
+        assert answer.locator(".cites a").first.get_attribute("href").startswith("/")
+        assert "offline" in answer.locator(".why").inner_text()
+
+        page.reload()
+        assert page.locator(".msg.user").last.inner_text() == "What has she built?"
+        assert "[source: " in page.locator(".msg.assistant").last.inner_text()
+        browser.close()
