@@ -61,7 +61,8 @@ def drop(url: str) -> None:
 
 def sentence(rng: random.Random) -> str:
     words = rng.sample(WORDS, 9)
-    return f"{words[0].capitalize()} {' '.join(words[1:])} in {rng.randint(2015, 2026)} with {rng.randint(2, 900)} units."
+    year, amount = rng.randint(2015, 2026), rng.randint(2, 900)
+    return f"{words[0].capitalize()} {' '.join(words[1:])} in {year} with {amount} units."
 
 
 def generate(root: Path, chunks: int, per_file: int = 20, seed: int = 7) -> list[Path]:

@@ -1,17 +1,12 @@
 from django.contrib import admin
 
 from budget.models import LedgerEntry
+from twinsite.admin_base import ReadOnlyAdmin
 
 
 @admin.register(LedgerEntry)
-class LedgerEntryAdmin(admin.ModelAdmin):
+class LedgerEntryAdmin(ReadOnlyAdmin):
     list_display = ("created_at", "day", "amount_usd", "turn", "note")
     list_filter = ("day",)
     date_hierarchy = "created_at"
     readonly_fields = ("day", "amount_usd", "turn", "note", "created_at")
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False

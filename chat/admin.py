@@ -18,16 +18,7 @@ from chat.models import (
     TurnLog,
     UnansweredQuestion,
 )
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Logs are evidence: staff read them, nobody edits them in the admin."""
-
-    def has_add_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
+from twinsite.admin_base import ReadOnlyAdmin
 
 
 def _pretty(value) -> str:

@@ -1,10 +1,11 @@
 from django.contrib import admin
 
 from guards.models import GuardIncident
+from twinsite.admin_base import ReadOnlyAdmin
 
 
 @admin.register(GuardIncident)
-class GuardIncidentAdmin(admin.ModelAdmin):
+class GuardIncidentAdmin(ReadOnlyAdmin):
     list_display = ("created_at", "guard", "rule", "excerpt_short", "conversation")
     list_filter = ("guard", "rule", "created_at")
     search_fields = ("excerpt",)
@@ -14,9 +15,3 @@ class GuardIncidentAdmin(admin.ModelAdmin):
     @admin.display(description="input")
     def excerpt_short(self, obj) -> str:
         return obj.excerpt[:100]
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False

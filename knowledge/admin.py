@@ -14,6 +14,7 @@ from knowledge.embedders import get_embedders
 from knowledge.models import Document, KnowledgeChunk
 from knowledge.selectors import is_relevant, knowledge_search
 from knowledge.services import knowledge_sync
+from twinsite.admin_base import ReadOnlyAdmin
 
 
 class ChunkInline(admin.TabularInline):
@@ -28,7 +29,7 @@ class ChunkInline(admin.TabularInline):
 
 
 @admin.register(Document)
-class DocumentAdmin(admin.ModelAdmin):
+class DocumentAdmin(ReadOnlyAdmin):
     list_display = ("title", "kind", "lang", "path", "chunk_count", "updated", "synced_at")
     list_filter = ("kind", "lang")
     search_fields = ("title", "path", "body")
@@ -43,12 +44,6 @@ class DocumentAdmin(admin.ModelAdmin):
     @admin.display(ordering="_chunks", description="chunks")
     def chunk_count(self, obj) -> int:
         return obj._chunks
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
 
     def has_delete_permission(self, request, obj=None) -> bool:
         return False  # the content folder is the source of truth; sync removes documents
@@ -102,7 +97,7 @@ class DocumentAdmin(admin.ModelAdmin):
 
 
 @admin.register(KnowledgeChunk)
-class KnowledgeChunkAdmin(admin.ModelAdmin):
+class KnowledgeChunkAdmin(ReadOnlyAdmin):
     list_display = ("document", "ordinal", "heading_path", "embed_model", "short_hash")
     list_filter = ("embed_model", "document__kind", "document__lang")
     search_fields = ("text", "heading_path", "document__title")
@@ -114,12 +109,6 @@ class KnowledgeChunkAdmin(admin.ModelAdmin):
     @admin.display(description="hash")
     def short_hash(self, obj) -> str:
         return obj.content_hash[:12]
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
 
     def has_delete_permission(self, request, obj=None) -> bool:
         return False
