@@ -59,8 +59,13 @@ def drop(url: str) -> None:
         conn.execute(f'DROP DATABASE IF EXISTS "{parsed.path.lstrip("/")}" WITH (FORCE)')
 
 
+# A Zipf-distributed vocabulary, as in real text: a few words are everywhere, most are rare.
+VOCABULARY = WORDS + [f"{stem}{n}" for n in range(60) for stem in ("term", "naam", "tool", "plek")]
+ZIPF_WEIGHTS = [1.0 / rank for rank in range(1, len(VOCABULARY) + 1)]
+
+
 def sentence(rng: random.Random) -> str:
-    words = rng.sample(WORDS, 9)
+    words = rng.choices(VOCABULARY, weights=ZIPF_WEIGHTS, k=9)
     year, amount = rng.randint(2015, 2026), rng.randint(2, 900)
     return f"{words[0].capitalize()} {' '.join(words[1:])} in {year} with {amount} units."
 

@@ -6,6 +6,7 @@ import json
 
 from django.contrib import admin
 from django.db.models import Count
+from django.urls import reverse
 from django.utils.html import format_html
 
 from chat.models import (
@@ -54,20 +55,28 @@ class ConversationAdmin(ReadOnlyAdmin):
 
 @admin.register(TurnLog)
 class TurnLogAdmin(ReadOnlyAdmin):
-    list_display = ("created_at", "outcome", "provider", "model", "input_tokens", "cached_tokens",
-                    "output_tokens", "cost_usd", "latency_ms", "tool_rounds", "hallucination_risk", "why")
+    list_display = ("created_at", "question", "outcome", "provider", "tokens", "cost_usd", "latency_ms",
+                    "tool_rounds", "hallucination_risk", "why")
     list_filter = ("outcome", "provider", "hallucination_risk", "created_at")
     search_fields = ("conversation__id", "user_message__content", "assistant_message__content")
-    list_select_related = ("trace",)
+    list_select_related = ("trace", "user_message")
     date_hierarchy = "created_at"
     readonly_fields = [f.name for f in TurnLog._meta.fields]
+
+    @admin.display(description="question")
+    def question(self, obj) -> str:
+        return obj.user_message.content[:80] if obj.user_message else ""
+
+    @admin.display(description="tokens in / cached / out")
+    def tokens(self, obj) -> str:
+        return f"{obj.input_tokens} / {obj.cached_tokens} / {obj.output_tokens}"
 
     @admin.display(description="why")
     def why(self, obj):
         trace = getattr(obj, "trace", None)
         if trace is None:
             return "-"
-        return format_html('<a href="../agenttrace/{}/change/">trace</a>', trace.pk)
+        return format_html('<a href="{}">trace</a>', reverse("admin:chat_agenttrace_change", args=[trace.pk]))
 
 
 @admin.register(AgentTrace)

@@ -84,3 +84,17 @@ class KnowledgeChunk(models.Model):
 
     def __str__(self) -> str:
         return f"{self.document.title} > {self.heading_path}"
+
+
+class LexemeStat(models.Model):
+    """Document frequency of each full-text lexeme over the chunks, refreshed by every sync.
+
+    Full-text ranking weighs a question's words by rarity (IDF); counting matches per query
+    would cost a scan per common word. ``lexeme = ""`` holds the number of chunks.
+    """
+
+    lexeme = models.TextField(primary_key=True)
+    ndoc = models.PositiveIntegerField()
+
+    def __str__(self) -> str:
+        return f"{self.lexeme or '(chunks)'}: {self.ndoc}"

@@ -18,7 +18,7 @@ from pgvector.django import CosineDistance, VectorField
 
 from knowledge.content import sha256
 from knowledge.embedders import Embedder, get_embedders
-from knowledge.models import Document, KnowledgeChunk
+from knowledge.models import Document, KnowledgeChunk, LexemeStat
 
 Mode = Literal["hybrid", "dense", "fulltext"]
 RRF_K = 60
@@ -26,7 +26,7 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 # Question words carry no content, and Postgres' stop lists keep some of them ("waar", "welke").
 QUESTION_WORDS = frozenset(
     "what which who whom whose where when why how does did do can could would is are was "
-    "wat welk welke wie waar wanneer waarom hoe hoeveel heeft hebben kan kun kunt zou is was".split()
+    "wat welk welke wie waar wanneer waarom hoe hoeveel heeft hebben kan kun kunt zou".split()
 )
 KIND_ORDER = ["about", "cv", "skills", "project", "article", "availability"]
 
@@ -73,12 +73,8 @@ def query_lexemes(query: str) -> list[str]:
 
 
 def _quote(lexeme: str) -> str:
+    """A lexeme as a quoted ``tsquery`` operand."""
     return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
-
-
-def fulltext_query(query: str) -> str:
-    """An OR-query over the question's lexemes (``tsquery`` syntax, for the 'simple' config)."""
-    return " | ".join(_quote(lex) for lex in query_lexemes(query))
 
 
 Key = tuple[int, str]  # (document id, content hash): one chunk, whatever model embedded it
@@ -96,37 +92,32 @@ def _dense(query_vector, embedder: Embedder, limit: int) -> list[tuple[Key, floa
     return [((doc, digest), 1.0 - float(distance)) for doc, digest, distance in rows]
 
 
+# A lexeme in more than this share of chunks says little about any of them (IDF < 1.6); it is
+# left out of the query, which also keeps the number of rows to score small.
+MAX_DOC_SHARE = 0.2
+
+
 def _fulltext(query: str, embedder: Embedder, limit: int) -> list[tuple[Key, float]]:
-    """IDF-weighted lexical match: rare words count, words found in most chunks barely do.
+    """IDF-weighted lexical match: rare words count, words found in many chunks do not.
 
     ``ts_rank`` alone has no notion of rarity, so an OR-query over a question ranks chunks by
-    how often they say "werkt" or "she". Each lexeme's weight is ln(N / df), computed with the
-    GIN index; ``ts_rank`` only breaks ties.
+    how often they say "werkt" or "she". Each lexeme weighs ln(N / df), with document
+    frequencies from ``LexemeStat`` (kept by the sync); ``ts_rank`` only breaks ties.
     """
     lexemes = query_lexemes(query)
     if not lexemes:
         return []
+    stats = dict(LexemeStat.objects.filter(lexeme__in=[*lexemes, ""]).values_list("lexeme", "ndoc"))
+    total = stats.pop("", 0)
+    weights = {lex: math.log(total / df) for lex, df in stats.items() if df and df <= MAX_DOC_SHARE * total}
+    if not weights:
+        return []
+    score = " + ".join("CASE WHEN search_vector @@ to_tsquery('simple', %s) THEN %s ELSE 0 END" for _ in weights)
+    params: list = []
+    for lex, weight in weights.items():
+        params.extend([_quote(lex), weight])
+    tsquery = " | ".join(_quote(lex) for lex in weights)
     with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT lex, (SELECT count(*) FROM knowledge_knowledgechunk WHERE embed_model = %s "
-            "             AND search_vector @@ to_tsquery('simple', quote_literal(lex))) "
-            "FROM unnest(%s::text[]) AS lex",
-            [embedder.name, lexemes],
-        )
-        frequencies = dict(cursor.fetchall())
-        cursor.execute("SELECT count(*) FROM knowledge_knowledgechunk WHERE embed_model = %s", [embedder.name])
-        total = cursor.fetchone()[0] or 1
-        weights = {lex: math.log(total / df) for lex, df in frequencies.items() if df}
-        weights = {lex: w for lex, w in weights.items() if w > 0}
-        if not weights:
-            return []
-        score = " + ".join(
-            "CASE WHEN search_vector @@ to_tsquery('simple', %s) THEN %s ELSE 0 END" for _ in weights
-        )
-        params: list = []
-        for lex, weight in weights.items():
-            params.extend([_quote(lex), weight])
-        tsquery = " | ".join(_quote(lex) for lex in weights)
         cursor.execute(
             f"SELECT document_id, content_hash, ({score}) + ts_rank(search_vector, q, 1) AS rank "
             "FROM knowledge_knowledgechunk, to_tsquery('simple', %s) AS q "
@@ -171,7 +162,11 @@ def knowledge_search(query: str, *, top_k: int | None = None, mode: Mode = "hybr
 
     # One row per chunk: the primary model's, with its cosine to the question for every hit
     # (relevance is judged on the primary model's scale).
-    rows = KnowledgeChunk.objects.filter(embed_model=primary.name, document_id__in={d for d, _ in order})
+    rows = (
+        KnowledgeChunk.objects.filter(embed_model=primary.name, content_hash__in={h for _, h in order})
+        .only("id", "document_id", "content_hash", "heading_path", "text",
+              "document__title", "document__url", "document__kind")
+    )
     if primary.name not in query_vectors:
         query_vectors[primary.name] = primary.query(query)
     rows = rows.annotate(distance=CosineDistance(

@@ -7,11 +7,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from django.db import transaction
+from django.db import connection, transaction
 
 from knowledge.content import SourceDocument, read_folder
 from knowledge.embedders import Embedder
-from knowledge.models import Document, KnowledgeChunk
+from knowledge.models import Document, KnowledgeChunk, LexemeStat
 
 ProgressFn = Callable[[int, int], None]
 EMBED_BATCH = 32
@@ -93,7 +93,25 @@ def knowledge_sync(*, root: Path, embedders: list[Embedder], progress: ProgressF
         ])
         report.embedded += len(to_embed)
         report.embedded_per_model[embedder.name] = len(to_embed)
+    lexeme_stats_refresh(embed_model=embedders[0].name)
     return report
+
+
+def lexeme_stats_refresh(*, embed_model: str) -> None:
+    """Recount document frequencies for full-text ranking (one pass, inside the sync's transaction)."""
+    LexemeStat.objects.all().delete()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO knowledge_lexemestat (lexeme, ndoc) "
+            "SELECT word, ndoc FROM ts_stat(%s) "
+            "UNION ALL SELECT '', count(*) FROM knowledge_knowledgechunk WHERE embed_model = %s",
+            [f"SELECT search_vector FROM knowledge_knowledgechunk WHERE embed_model = {_literal(embed_model)}",
+             embed_model],
+        )
+
+
+def _literal(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
 
 
 def _upsert_document(source: SourceDocument) -> Document:

@@ -154,3 +154,17 @@ def test_several_models_store_one_row_per_model(tmp_path, embedders):
     # dropping a model from the configuration deletes its rows
     knowledge_sync(root=root, embedders=[embedders[0]])
     assert set(KnowledgeChunk.objects.values_list("embed_model", flat=True)) == {embedders[0].name}
+
+
+def test_sync_keeps_document_frequencies_for_full_text(tmp_path):
+    from knowledge.models import LexemeStat
+
+    root = folder(tmp_path, alpha=ALPHA, beta=BETA)
+    knowledge_sync(root=root, embedders=[CountingEmbedder()])
+    stats = dict(LexemeStat.objects.values_list("lexeme", "ndoc"))
+    assert stats[""] == 4  # chunks
+    assert stats["kafka"] == 1 and stats["alpha"] == 3
+    (tmp_path / "alpha.md").unlink()
+    knowledge_sync(root=root, embedders=[CountingEmbedder()])
+    stats = dict(LexemeStat.objects.values_list("lexeme", "ndoc"))
+    assert stats[""] == 1 and "kafka" not in stats
