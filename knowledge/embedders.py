@@ -7,6 +7,7 @@ vectors of the configured backend, so switching backends re-embeds instead of mi
 from __future__ import annotations
 
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from typing import Protocol
 
@@ -129,5 +130,13 @@ def get_embedder() -> Embedder:
     return get_embedders()[0]
 
 
+_QUERY_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="embed-query")
+
+
 def embed_query(embedders: list[Embedder], text: str) -> dict[str, np.ndarray]:
-    return {embedder.name: embedder.query(text) for embedder in embedders}
+    """The question's vector in every model, the models running side by side (numpy releases
+    the GIL: measured 136 ms for e5 + USE together against 222 ms one after the other)."""
+    if len(embedders) == 1:
+        return {embedders[0].name: embedders[0].query(text)}
+    futures = {embedder.name: _QUERY_POOL.submit(embedder.query, text) for embedder in embedders}
+    return {name: future.result() for name, future in futures.items()}
