@@ -28,6 +28,7 @@ from chat.lang import detect_language
 from chat.models import AgentTrace, Conversation, Message, PromptSnapshot, TurnLog, UnansweredQuestion
 from chat.providers import get_provider
 from chat.providers.base import Provider
+from chat.providers.pricing import round_usd
 from chat.scrub import scrub, scrub_text
 
 log = logging.getLogger(__name__)
@@ -88,11 +89,12 @@ def turn_record(*, conversation_id: uuid.UUID | str, user_message: Message, reco
         conversation_id=conversation_id, role=Message.Role.ASSISTANT, content=answer, citations=citations
     )
     usage = recorder.usage
+    cost = round_usd(recorder.cost_usd)
     turn = TurnLog.objects.create(
         conversation_id=conversation_id, user_message=user_message, assistant_message=message,
         outcome=outcome, provider=recorder.provider, model=recorder.model,
         input_tokens=usage.input_tokens, cached_tokens=usage.cached_tokens, output_tokens=usage.output_tokens,
-        cost_usd=recorder.cost_usd, latency_ms=recorder.elapsed_ms(), node_latency_ms=recorder.node_latency_ms,
+        cost_usd=cost, latency_ms=recorder.elapsed_ms(), node_latency_ms=recorder.node_latency_ms,
         tool_rounds=state.get("tool_rounds") or 0, hallucination_risk=bool(state.get("hallucination_risk")),
         unknown_citations=state.get("unknown_citations") or [], state_tokens=recorder.state_tokens,
         view_tokens=recorder.view_tokens, error_code=error_code,
@@ -108,7 +110,7 @@ def turn_record(*, conversation_id: uuid.UUID | str, user_message: Message, reco
         knowledge_sha256=recorder.knowledge_sha256, retrieved=scrub(recorder.retrieved),
         tool_calls=scrub(recorder.tool_calls), provider_responses=scrub(recorder.provider_responses),
         node_latency_ms=recorder.node_latency_ms, input_tokens=usage.input_tokens,
-        cached_tokens=usage.cached_tokens, output_tokens=usage.output_tokens, cost_usd=recorder.cost_usd,
+        cached_tokens=usage.cached_tokens, output_tokens=usage.output_tokens, cost_usd=cost,
         error=scrub_text(recorder.error),
     )
     if recorder.ledger_entry_id:

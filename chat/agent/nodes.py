@@ -294,7 +294,7 @@ async def verify(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
         runtime.stream_writer({"type": "citations", "citations": citations})
     if recorder.cost_usd > 0:
         entry = await database_sync_to_async(budget_services.budget_charge)(
-            amount_usd=recorder.cost_usd, note=f"conversation {runtime.context.conversation_id}"
+            amount_usd=pricing.round_usd(recorder.cost_usd), note=f"conversation {runtime.context.conversation_id}"
         )
         recorder.ledger_entry_id = entry.pk
     update: dict = {"answer": answer, "citations": citations, "unknown_citations": unknown,

@@ -8,7 +8,7 @@ the budget must fail closed, not open.
 from __future__ import annotations
 
 import json
-from decimal import Decimal
+from decimal import ROUND_CEILING, Decimal
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
@@ -59,5 +59,10 @@ def prices_for(provider: str, model: str) -> tuple[Decimal, Decimal, Decimal]:
 def cost_usd(provider: str, model: str, usage: Usage) -> Decimal:
     inp, cached, out = prices_for(provider, model)
     uncached = max(usage.input_tokens - usage.cached_tokens, 0)
-    total = (uncached * inp + usage.cached_tokens * cached + usage.output_tokens * out) / MILLION
-    return total.quantize(Decimal("0.000001"))
+    # Not rounded here: a turn sums several calls; it is rounded once, when stored.
+    return (uncached * inp + usage.cached_tokens * cached + usage.output_tokens * out) / MILLION
+
+
+def round_usd(amount: Decimal) -> Decimal:
+    """Stored amounts have six decimals; round up so the ledger never under-counts."""
+    return amount.quantize(Decimal("0.000001"), rounding=ROUND_CEILING)

@@ -236,3 +236,41 @@ async def test_second_turn_sees_the_first_as_a_pair():
     assert [m["role"] for m in view] == ["system", "user", "assistant", "user"]
     assert view[2]["content"] == "Lumora Health. [source: Curriculum Vitae]"
     assert await database_sync_to_async(Message.objects.filter(conversation=conversation).count)() == 4
+
+
+async def test_a_hosted_provider_over_real_http_runs_a_tool_round():
+    """The whole chain with the OpenAI-compatible client against the local fake server."""
+    import json as jsonlib
+
+    from chat.providers.openai_compat import OpenAICompatibleProvider
+    from tests.fakes.openai_server import FakeOpenAI, Reply, sse_text
+
+    call = {"index": 0, "id": "call_1", "type": "function",
+            "function": {"name": "search_knowledge", "arguments": '{"query": "Ledgerline stars"}'}}
+    tool_stream = [
+        "data: " + jsonlib.dumps({"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]}) + "\n\n",
+        "data: " + jsonlib.dumps({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}) + "\n\n",
+        "data: " + jsonlib.dumps({"choices": [], "usage": {"prompt_tokens": 2000, "completion_tokens": 12,
+                                                            "prompt_tokens_details": {"cached_tokens": 1500}}})
+        + "\n\n",
+        "data: [DONE]\n\n",
+    ]
+    with FakeOpenAI() as server:
+        server.add(Reply(chunks=tool_stream))
+        server.add(Reply(chunks=sse_text("About 1,900 stars ", "[source: Project: Ledgerline]", usage={
+            "prompt_tokens": 2300, "completion_tokens": 9, "prompt_tokens_details": {"cached_tokens": 2000}})))
+        provider = OpenAICompatibleProvider(name="openai", model="gpt-4.1-mini", base_url=server.base_url,
+                                            api_key="sk-test-000000000000", backoff=0.0)
+        result, events, _ = await ask("How popular is Ledgerline?", provider)
+    assert result.outcome == "answered" and result.citations[0]["title"] == "Project: Ledgerline"
+    tokens = [e["text"] for e in events if e["type"] == "token"]
+    assert tokens == ["About 1,900 stars ", "[source: Project: Ledgerline]"]
+    second = server.requests[1]["body"]
+    assert second["messages"][0]["role"] == "system" and "[source: Curriculum Vitae" in second["messages"][0]["content"]
+    assert second["messages"][-2]["tool_calls"][0]["id"] == "call_1"
+    assert second["messages"][-1]["role"] == "tool" and "Ledgerline" in second["messages"][-1]["content"]
+    turn, trace = await rows(result)
+    assert (turn.input_tokens, turn.cached_tokens, turn.output_tokens) == (4300, 3500, 21)
+    # 800 uncached x 0.40 + 3500 cached x 0.10 + 21 out x 1.60, per million
+    assert turn.cost_usd == Decimal("0.000704")
+    assert len(trace.provider_responses) == 2 and trace.provider_responses[0]["finish"] == "tool_calls"
