@@ -41,7 +41,6 @@ FRAMING = {
         "tool_error": "Something went wrong while looking that up, so I won't guess. Please try again.",
         "sent": "Your message has been passed on to {owner}.",
         "pending": "Your message is waiting for {owner}'s approval.",
-        "offline": "(offline mode)",
     },
     "nl": {
         "found": "Dit staat er in de kennisbank van {owner}:",
@@ -50,7 +49,6 @@ FRAMING = {
         "tool_error": "Er ging iets mis bij het opzoeken, dus ik ga niet gokken. Probeer het nog eens.",
         "sent": "Je bericht is doorgegeven aan {owner}.",
         "pending": "Je bericht wacht op goedkeuring van {owner}.",
-        "offline": "(offline modus)",
     },
 }
 
@@ -119,8 +117,8 @@ class OfflineProvider:
         if not passages:
             return words["decline"].format(**fmt)
         wanted = _stems(question)
-        # Retrieval order first; a later passage only adds to the answer if it shares words
-        # with the question (the tool's own ranking is semantic, this keeps quotes on topic).
+        # Passages rank by the words they share with the question, the tool's top hit with one
+        # word's head start; after the first quote, a passage sharing no word is left out.
         scored = sorted(
             range(len(passages)),
             key=lambda i: (-(len(_stems(passages[i]["text"]) & wanted) + (1 if i == 0 else 0)), i),
