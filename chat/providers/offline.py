@@ -28,7 +28,7 @@ _AVAILABILITY = re.compile(
 )
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _NAME = re.compile(
-    r"(?:my name is|i am|i'm|this is|ik ben|mijn naam is|ik heet)\s+([A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?)"
+    r"(?i:my name is|i am|i'm|this is|ik ben|mijn naam is|ik heet)\s+([A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)?)"
 )
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _WORD = re.compile(r"\w+", re.UNICODE)
