@@ -130,3 +130,18 @@ async def test_fault_injection_cuts_streams_mid_way():
         with pytest.raises(ProviderError) as excinfo:
             await collect(provider(server, cut_stream=True))
     assert excinfo.value.forwarded and excinfo.value.partial.text
+
+
+def test_backoff_honours_retry_after_and_is_bounded():
+    from datetime import UTC, datetime, timedelta
+    from email.utils import format_datetime
+
+    from chat.providers.openai_compat import _retry_after
+
+    p = provider(backoff=0.5)
+    assert p._delay(1, 2.5) == 2.5
+    assert p._delay(1, 999) == 30.0
+    assert 0.25 <= p._delay(1, None) <= 0.75 and 1.0 <= p._delay(3, None) <= 3.0
+    assert _retry_after("7") == 7.0 and _retry_after("soon") is None and _retry_after(None) is None
+    later = format_datetime(datetime.now(UTC) + timedelta(seconds=20), usegmt=True)
+    assert 15 <= _retry_after(later) <= 20
