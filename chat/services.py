@@ -133,10 +133,26 @@ def traces_purge(*, before: dt.datetime, dry_run: bool = False) -> int:
     return count
 
 
+# Conversations with a turn in progress in this process. Two tabs on one conversation would
+# otherwise run the same LangGraph thread twice at once. (One daphne process per site; several
+# processes would need a lock in Postgres.)
+_RUNNING: set[str] = set()
+
+
 async def turn_run(*, conversation_id: uuid.UUID | str, text: str, emit: Emit,
                    provider: Provider | None = None) -> TurnResult:
     """Run one visitor turn end to end. Raises TurnRejected before anything runs."""
-    provider = provider or get_provider()
+    key = str(conversation_id)
+    if key in _RUNNING:
+        raise TurnRejected("busy", "Wait for the current answer to finish.")
+    _RUNNING.add(key)
+    try:
+        return await _turn_run(conversation_id, text, emit, provider or get_provider())
+    finally:
+        _RUNNING.discard(key)
+
+
+async def _turn_run(conversation_id: uuid.UUID | str, text: str, emit: Emit, provider: Provider) -> TurnResult:
     user_message = await database_sync_to_async(message_create_user)(conversation_id=conversation_id, text=text)
     recorder = TurnRecorder(provider=provider.name, model=provider.model)
     context = TurnContext(provider=provider, recorder=recorder, conversation_id=str(conversation_id))
@@ -198,6 +214,9 @@ async def turn_run(*, conversation_id: uuid.UUID | str, text: str, emit: Emit,
         "tokens": {"input": turn.input_tokens, "cached": turn.cached_tokens, "output": turn.output_tokens},
         "cost_usd": str(turn.cost_usd),
     })
+    log.info("turn %s conversation=%s outcome=%s provider=%s tokens=%s/%s/%s cost=%s latency_ms=%s",
+             turn.pk, conversation_id, outcome, recorder.provider, turn.input_tokens, turn.cached_tokens,
+             turn.output_tokens, turn.cost_usd, turn.latency_ms)
     citations = state.get("citations") or []
     await send({"type": "done", "outcome": outcome, "message_id": message.pk, "answer": answer,
                 "citations": citations})

@@ -128,3 +128,20 @@ async def test_turn_limit_per_conversation(settings):
         assert event["type"] == "error" and event["code"] == "turn_limit"
     finally:
         await communicator.disconnect()
+
+
+async def test_two_sockets_on_one_conversation_do_not_run_turns_at_once():
+    conversation = await database_sync_to_async(conversation_create)()
+    first, second = await connect(conversation.pk), await connect(conversation.pk)
+    try:
+        await first.send_to(text_data=json.dumps({"type": "ask", "text": "What has she built?"}))
+        await first.receive_from(timeout=30)  # the turn has started
+        await second.send_to(text_data=json.dumps({"type": "ask", "text": "And her articles?"}))
+        rejected = json.loads(await second.receive_from(timeout=30))
+        assert rejected["type"] == "error" and rejected["code"] == "busy"
+        assert (await receive_turn(first))[-1]["type"] == "done"
+    finally:
+        await first.disconnect()
+        await second.disconnect()
+    turns = await database_sync_to_async(TurnLog.objects.filter(conversation=conversation).count)()
+    assert turns == 1
