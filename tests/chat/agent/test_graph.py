@@ -274,3 +274,11 @@ async def test_a_hosted_provider_over_real_http_runs_a_tool_round():
     # 800 uncached x 0.40 + 3500 cached x 0.10 + 21 out x 1.60, per million
     assert turn.cost_usd == Decimal("0.000704")
     assert len(trace.provider_responses) == 2 and trace.provider_responses[0]["finish"] == "tool_calls"
+
+
+async def test_a_private_draft_cannot_be_cited():
+    provider = ScriptedProvider([Step(text="She is writing a book. [source: Draft: Book proposal]")])
+    result, _, _ = await ask("Is she writing a book?", provider)
+    assert result.citations == [] and "Draft" not in result.answer
+    turn, _ = await rows(result)
+    assert turn.unknown_citations == ["Draft: Book proposal"]
