@@ -12,9 +12,10 @@ from django.utils import timezone
 
 from evals.models import EvalCase, EvalRun
 from knowledge.embedders import Embedder, embed_query
-from knowledge.selectors import knowledge_search
+from knowledge.selectors import is_relevant, knowledge_search
 
 QUESTIONS = Path(__file__).resolve().parent / "data" / "retrieval.jsonl"
+OFF_TOPIC = Path(__file__).resolve().parent / "data" / "offtopic.jsonl"
 DEPTH = 10
 
 
@@ -79,6 +80,21 @@ def evaluate(embedders: list[Embedder], questions: list[Question]) -> tuple[dict
             detail[label].append((question, rank, [f"{h.document_title} > {h.heading_path}" for h in hits[:3]]))
         metrics[label] = {lang: _metrics(values) for lang, values in ranks.items() if values}
     return metrics, detail
+
+
+def relevance_gate(embedders: list[Embedder], questions: list[Question]) -> dict:
+    """How often the agent may answer: the share of answerable questions whose hits include one
+    the relevance gate accepts, and the same share for questions the knowledge base cannot answer
+    (lower is better there)."""
+    off_topic = [json.loads(line)["q"] for line in OFF_TOPIC.read_text(encoding="utf-8").splitlines() if line]
+
+    def passes(text: str) -> bool:
+        return any(is_relevant(hit, embedders[0]) for hit in knowledge_search(text, embedders=embedders))
+
+    answerable = sum(passes(q.q) for q in questions)
+    leaked = [text for text in off_topic if passes(text)]
+    return {"answerable": round(answerable / len(questions), 3), "off_topic": round(len(leaked) / len(off_topic), 3),
+            "off_topic_passed": leaked}
 
 
 @transaction.atomic

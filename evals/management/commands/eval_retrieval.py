@@ -5,7 +5,7 @@ import sys
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from evals.retrieval import eval_run_record, evaluate, load_questions
+from evals.retrieval import eval_run_record, evaluate, load_questions, relevance_gate
 from knowledge.embedders import get_embedders
 
 
@@ -28,6 +28,12 @@ class Command(BaseCommand):
                     f"{mode:<14} {lang:<4} {row['n']:>3} {row['recall@1']:>6.3f} {row['recall@3']:>6.3f} "
                     f"{row['mrr']:>6.3f}"
                 )
+        gate = relevance_gate(embedders, questions)
+        metrics["relevance_gate"] = gate
+        self.stdout.write(
+            f"relevance gate: {gate['answerable']:.3f} of answerable questions may be answered; "
+            f"{gate['off_topic']:.3f} of off-topic questions would be ({', '.join(gate['off_topic_passed']) or 'none'})"
+        )
         thresholds = {"recall@3": settings.TWIN_EVAL_RECALL3_MIN, "recall@3_nl": settings.TWIN_EVAL_RECALL3_NL_MIN}
         hybrid = metrics["hybrid"]
         passed = (hybrid["all"]["recall@3"] >= thresholds["recall@3"]
