@@ -56,7 +56,6 @@ class TurnResult:
     message_id: int | None
     turn_id: int | None
     citations: list[dict] = field(default_factory=list)
-    events: list[dict] = field(default_factory=list)
 
 
 def ip_hash(ip: str) -> str:
@@ -157,10 +156,8 @@ async def _turn_run(conversation_id: uuid.UUID | str, text: str, emit: Emit, pro
     recorder = TurnRecorder(provider=provider.name, model=provider.model)
     context = TurnContext(provider=provider, recorder=recorder, conversation_id=str(conversation_id))
     config = {"configurable": {"thread_id": str(conversation_id)}}
-    events: list[dict] = []
 
     async def send(event: dict) -> None:
-        events.append(event)
         try:
             await emit(event)
         except Exception:  # the visitor went away; the turn is still recorded
@@ -221,4 +218,4 @@ async def _turn_run(conversation_id: uuid.UUID | str, text: str, emit: Emit, pro
     await send({"type": "done", "outcome": outcome, "message_id": message.pk, "answer": answer,
                 "citations": citations})
     return TurnResult(outcome=outcome, answer=answer, message_id=message.pk, turn_id=turn.pk,
-                      citations=citations, events=events)
+                      citations=citations)

@@ -190,10 +190,6 @@ def knowledge_search(query: str, *, top_k: int | None = None, mode: Mode = "hybr
     return hits
 
 
-def document_titles() -> set[str]:
-    return set(Document.objects.values_list("title", flat=True))
-
-
 def document_urls() -> dict[str, str]:
     return dict(Document.objects.values_list("title", "url"))
 

@@ -99,11 +99,11 @@ def _allow_traverse(path: Path) -> None:
             parent.chmod(mode | stat.S_IXOTH)
 
 
-def _run(args: list[str], *, check: bool = True, input_text: str | None = None) -> subprocess.CompletedProcess:
+def _run(args: list[str], *, check: bool = True) -> subprocess.CompletedProcess:
     cmd = list(args)
     if _is_root():
         cmd = ["runuser", "-u", SYSTEM_USER, "--", *cmd]
-    result = subprocess.run(cmd, check=False, capture_output=True, text=True, input=input_text)
+    result = subprocess.run(cmd, check=False, capture_output=True, text=True)
     if check and result.returncode != 0:
         raise SystemExit(f"{Path(args[0]).name} failed ({result.returncode}):\n{result.stderr.strip()}")
     return result
@@ -167,8 +167,6 @@ def _initdb(lay: Layout) -> None:
             "\n# twinsite embedded defaults\n"
             "listen_addresses = '127.0.0.1'\n"
             "unix_socket_directories = ''\n"
-            "max_connections = 100\n"
-            "fsync = on\n"
         )
 
 

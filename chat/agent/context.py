@@ -9,17 +9,12 @@ the view only. Building the view never changes the state.
 
 from __future__ import annotations
 
-import json
+from chat.tokens import approx_tokens
 
 OVERSIZED_NOTICE = (
     "[tool result of {size} characters omitted from this view; call the tool again with a narrower "
     "request if you need it]"
 )
-
-
-def approx_tokens(value: object) -> int:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    return (len(text) + 3) // 4
 
 
 def completed_pairs(messages: list[dict], before: int) -> list[tuple[dict, dict]]:

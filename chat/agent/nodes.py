@@ -78,7 +78,7 @@ async def guard_input(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
     question = str(messages[turn_start].get("content") or "") if messages else ""
     reset = {
         "turn_start": turn_start, "question": question, "guard": None, "tool_rounds": 0,
-        "pending_calls": [], "approved_call_ids": [], "answer": "", "finish_reason": "",
+        "pending_calls": [], "approved_call_ids": [], "answer": "",
         "citations": [], "unknown_citations": [], "hallucination_risk": False, "outcome": "", "error": None,
     }
     if await database_sync_to_async(budget_services.budget_exhausted)():
@@ -160,7 +160,7 @@ async def generate(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
     if not text and not calls and result.refusal:
         text = result.refusal
         on_token(text)
-    update: dict = {"pending_calls": calls, "answer": text, "finish_reason": result.finish_reason or ""}
+    update: dict = {"pending_calls": calls, "answer": text}
     if calls:
         # The tool exchange is history; a text answer is appended by verify, once checked.
         update["messages"] = [{"role": "assistant", "content": text or None, "tool_calls": calls}]

@@ -20,7 +20,6 @@ class AgentState(TypedDict, total=False):
     pending_calls: list[dict]  # tool calls of the latest model response, as message dicts
     approved_call_ids: list[str]
     answer: str
-    finish_reason: str
     citations: list[dict]
     unknown_citations: list[str]
     hallucination_risk: bool

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-OnToken = Callable[[str], Awaitable[None] | None]
+OnToken = Callable[[str], None]  # called for each piece of text as it arrives
 
 
 @dataclass

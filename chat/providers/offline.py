@@ -7,13 +7,13 @@ syntax the hosted models use, and declines when retrieval found nothing relevant
 
 from __future__ import annotations
 
-import inspect
 import json
 import re
 
 from chat.citations import cite
 from chat.lang import detect_language
 from chat.providers.base import ChatRequest, ChatResult, OnToken, ToolCall, Usage
+from chat.tokens import approx_tokens
 
 _CONTACT = re.compile(
     r"\b(contact|get in touch|reach (?:her|out|mira)|send (?:her|mira|a) message|pass (?:on )?a message|"
@@ -53,10 +53,6 @@ FRAMING = {
 }
 
 
-def approx_tokens(text: str) -> int:
-    return max(1, len(text) // 4) if text else 0
-
-
 class OfflineProvider:
     name = "offline"
     model = "offline-extractive"
@@ -68,7 +64,7 @@ class OfflineProvider:
 
     async def complete(self, request: ChatRequest, on_token: OnToken) -> ChatResult:
         question, results = _active_turn(request.messages)
-        prompt_tokens = sum(approx_tokens(str(m.get("content") or "")) for m in request.messages)
+        prompt_tokens = sum(approx_tokens(m.get("content") or "") for m in request.messages)
         if not results and request.tool_choice != "none":
             call = self._choose_tool(question)
             return ChatResult(
@@ -77,9 +73,7 @@ class OfflineProvider:
             )
         text = self._compose(question, results)
         for piece in re.findall(r"\S+\s*", text):
-            maybe = on_token(piece)
-            if inspect.isawaitable(maybe):
-                await maybe
+            on_token(piece)
         return ChatResult(
             text=text, finish_reason="stop",
             usage=Usage(input_tokens=prompt_tokens, output_tokens=approx_tokens(text)),

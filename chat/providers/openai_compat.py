@@ -8,7 +8,6 @@ visitor never sees an answer start twice.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import random
 from email.utils import parsedate_to_datetime
 
@@ -104,9 +103,7 @@ class OpenAICompatibleProvider:
                         added = accumulator.add(payload)
                         if added:
                             forwarded = True
-                            maybe = on_token(added)
-                            if inspect.isawaitable(maybe):
-                                await maybe
+                            on_token(added)
                 for payload in decoder.flush():
                     raw.append(payload)
                     accumulator.add(payload)

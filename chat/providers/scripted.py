@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import json
 from dataclasses import dataclass, field
 
@@ -39,9 +38,7 @@ class ScriptedProvider:
             raise step.error
         for piece in step.text.split(" "):
             if piece:
-                maybe = on_token(piece + " ")
-                if inspect.isawaitable(maybe):
-                    await maybe
+                on_token(piece + " ")
         if step.error is not None:
             step.error.forwarded = True
             step.error.partial = ChatResult(text=step.text, usage=step.usage)
