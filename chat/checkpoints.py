@@ -43,16 +43,18 @@ def sync_saver_connection() -> Connection:
     return Connection.connect(conninfo(), autocommit=True, prepare_threshold=0, row_factory=dict_row)
 
 
-# A pool is bound to the event loop it was opened in, so there is one per running loop.
-_pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncConnectionPool] = (
+# A pool is bound to the event loop it was opened in, so there is one saver (and pool) per
+# running loop.
+_savers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncPostgresSaver] = (
     weakref.WeakKeyDictionary()
 )
 
 
 async def async_saver() -> AsyncPostgresSaver:
+    """The running loop's checkpointer; the same object for every turn on that loop."""
     loop = asyncio.get_running_loop()
-    pool = _pools.get(loop)
-    if pool is None or pool.closed:
+    saver = _savers.get(loop)
+    if saver is None or saver.conn.closed:
         pool = AsyncConnectionPool(
             conninfo(),
             min_size=1,
@@ -64,13 +66,12 @@ async def async_saver() -> AsyncPostgresSaver:
             check=AsyncConnectionPool.check_connection,
         )
         await pool.open()
-        _pools[loop] = pool
-    return AsyncPostgresSaver(pool)
+        saver = _savers[loop] = AsyncPostgresSaver(pool)
+    return saver
 
 
 async def close_pools() -> None:
     """Close the pool of the running loop (server shutdown, test teardown)."""
-    loop = asyncio.get_running_loop()
-    pool = _pools.pop(loop, None)
-    if pool is not None:
-        await pool.close()
+    saver = _savers.pop(asyncio.get_running_loop(), None)
+    if saver is not None:
+        await saver.conn.close()

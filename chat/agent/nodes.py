@@ -262,6 +262,15 @@ async def request_approval(state: AgentState, runtime: Runtime[TurnContext]) -> 
     return {"messages": [rejected], "pending_calls": others}
 
 
+def _succeeded(tool_message: dict) -> bool:
+    """A tool result without an error (a search that merely quotes the word "error" counts)."""
+    try:
+        payload = json.loads(tool_message.get("content") or "{}")
+    except json.JSONDecodeError:
+        return False
+    return isinstance(payload, dict) and "error" not in payload
+
+
 def route_after_approval(state: AgentState) -> Literal["execute_tools", "generate"]:
     return "execute_tools" if state.get("pending_calls") else "generate"
 
@@ -279,8 +288,7 @@ async def verify(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
         answer = strip_citations(answer, set(unknown))
     citations = [{"title": t, "url": known[t]} for t in cited if t in known]
     turn_messages = (state.get("messages") or [])[state.get("turn_start", 0):]
-    used_tools = any(m.get("role") == "tool" and '"error"' not in (m.get("content") or "")
-                     for m in turn_messages)
+    used_tools = any(m.get("role") == "tool" and _succeeded(m) for m in turn_messages)
     long_answer = len(answer) >= settings.TWIN_GROUNDEDNESS_CHARS
     # Flagged for review, not blocked: "I don't know that" has no citation either.
     risky = long_answer and not citations and not used_tools
