@@ -122,7 +122,6 @@ def _database() -> dict:
 
 
 DATABASES = {"default": _database()}
-EMBEDDED_POSTGRES = not env_secret("DATABASE_URL")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
