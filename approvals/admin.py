@@ -1,23 +1,151 @@
-from django.contrib import admin
+"""The owner's approval console. Decisions are buttons and actions that call
+``approvals.services.approval_decide``: never a generic save, never ``queryset.update()``."""
 
+from __future__ import annotations
+
+import json
+
+from django.contrib import admin, messages
+from django.http import HttpRequest, HttpResponseForbidden, HttpResponseNotAllowed, HttpResponseRedirect
+from django.urls import path, reverse
+from django.utils import timezone
+from django.utils.html import format_html, format_html_join
+from django.utils.timesince import timesince
+
+from approvals import selectors, services
 from approvals.models import ContactMessage, PendingApproval
+from twinsite.admin_base import ReadOnlyAdmin
+
+ORIGIN_MARKS = {"typed": "typed by the visitor", "model": "⚠ made by the model", "empty": "not given"}
+
+
+def _can_decide(request: HttpRequest) -> bool:
+    return request.user.has_perm("approvals.decide")
 
 
 @admin.register(PendingApproval)
-class PendingApprovalAdmin(admin.ModelAdmin):
-    list_display = ("created_at", "tool_name", "status", "conversation", "decided_by", "decided_at")
-    list_filter = ("status", "tool_name")
-    readonly_fields = ("conversation", "tool_call_id", "interrupt_id", "tool_name", "arguments", "status",
-                       "decided_by", "decided_at", "created_at")
+class PendingApprovalAdmin(ReadOnlyAdmin):
+    list_display = ("id", "status", "age", "visitor_name", "visitor_email", "subject", "origins",
+                    "decided_by", "resume_status")
+    list_filter = ("status", "resume_status", "tool_name")
+    list_display_links = ("id", "subject")
+    search_fields = ("arguments__visitor_name", "arguments__visitor_email", "arguments__message")
+    ordering = ("-created_at",)
+    date_hierarchy = "created_at"
+    actions = ["approve_selected"]
+    change_form_template = "admin/approvals/pendingapproval/change_form.html"
+    fields = ("status", "conversation", "tool_name", "tool_call_id", "interrupt_id", "created_at", "expires_at",
+              "arguments_table", "arguments_sha256", "final_arguments_table", "decided_by", "decided_at", "reason",
+              "resume_status", "resume_attempts", "resume_error", "resumed_at", "transcript")
+    readonly_fields = fields
 
-    def has_add_permission(self, request) -> bool:
-        return False
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False  # the audit trail stays
+
+    def has_decide_permission(self, request) -> bool:
+        return _can_decide(request)
+
+    @admin.display(description="age", ordering="created_at")
+    def age(self, obj: PendingApproval) -> str:
+        return timesince(obj.created_at, timezone.now()).split(",")[0]
+
+    @admin.display(description="visitor")
+    def visitor_name(self, obj: PendingApproval) -> str:
+        return obj.arguments.get("visitor_name") or "-"
+
+    @admin.display(description="e-mail")
+    def visitor_email(self, obj: PendingApproval) -> str:
+        return obj.arguments.get("visitor_email") or "-"
+
+    @admin.display(description="subject")
+    def subject(self, obj: PendingApproval) -> str:
+        return selectors.subject(obj.arguments) or "-"
+
+    @admin.display(description="origins")
+    def origins(self, obj: PendingApproval):
+        return format_html_join(" · ", "<span title='{}'>{}: {}</span>", (
+            (ORIGIN_MARKS.get(origin, origin), name.removeprefix("visitor_"),
+             "⚠ model" if origin == "model" else origin)
+            for name, origin in obj.argument_origins.items()))
+
+    def _table(self, obj: PendingApproval, arguments: dict | None):
+        if arguments is None:
+            return "-"
+        return format_html("<table>{}</table>", format_html_join("", "<tr><th>{}</th><td>{}</td><td>{}</td></tr>", (
+            (name, "" if value is None else value, ORIGIN_MARKS.get(obj.argument_origins.get(name, ""), ""))
+            for name, value in arguments.items())))
+
+    @admin.display(description="arguments (as proposed)")
+    def arguments_table(self, obj: PendingApproval):
+        return self._table(obj, obj.arguments)
+
+    @admin.display(description="arguments that ran (after the owner's edit)")
+    def final_arguments_table(self, obj: PendingApproval):
+        if obj.final_arguments is None or obj.final_arguments == obj.arguments:
+            return "-" if obj.final_arguments is None else "as proposed"
+        return format_html("<pre style='white-space:pre-wrap'>{}</pre>",
+                           json.dumps(obj.final_arguments, indent=2, ensure_ascii=False))
+
+    @admin.display(description="conversation up to the request")
+    def transcript(self, obj: PendingApproval):
+        rows = selectors.approval_transcript(obj)
+        return format_html("<div style='max-width:60rem'>{}</div>", format_html_join(
+            "", "<p><b>{}</b> <small>{}</small><br><span style='white-space:pre-wrap'>{}</span></p>",
+            ((m["role"], f"{m['created_at']:%Y-%m-%d %H:%M}", m["content"]) for m in rows)))
+
+    @admin.action(description="Approve the selected requests", permissions=["decide"])
+    def approve_selected(self, request, queryset) -> None:
+        for approval in queryset.order_by("pk"):
+            self._decide(request, approval.pk, "approve")
+
+    def _decide(self, request, approval_id: int, decision: str, reason: str = "", edits: dict | None = None) -> bool:
+        try:
+            approval = services.approval_decide(approval_id=approval_id, decision=decision,
+                                                actor=request.user.get_username(), reason=reason, edits=edits)
+        except services.ApprovalError as exc:
+            self.message_user(request, f"#{approval_id}: {exc.message}", messages.ERROR)
+            return False
+        self.message_user(request, f"#{approval.pk} {approval.status}. The conversation resumes in the background.",
+                          messages.SUCCESS)
+        return True
+
+    def get_urls(self):
+        return [path("<int:object_id>/decide/", self.admin_site.admin_view(self.decide_view),
+                     name="approvals_pendingapproval_decide"), *super().get_urls()]
+
+    def decide_view(self, request, object_id: int):
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        if not _can_decide(request):
+            return HttpResponseForbidden("You may view approvals but not decide them (approvals.decide).")
+        decision = request.POST.get("decision", "")
+        edits = None
+        if decision == "edit":
+            approval = PendingApproval.objects.filter(pk=object_id).first()
+            proposed = approval.arguments if approval else {}
+            edits = {name: request.POST[f"edit_{name}"] for name in proposed
+                     if f"edit_{name}" in request.POST and request.POST[f"edit_{name}"] != (proposed[name] or "")}
+            if not edits:
+                decision = "approve"  # nothing changed: a plain approval
+        self._decide(request, object_id, decision, reason=request.POST.get("reason", ""), edits=edits)
+        return HttpResponseRedirect(reverse("admin:approvals_pendingapproval_change", args=[object_id]))
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        approval = PendingApproval.objects.filter(pk=object_id).first()
+        extra = {"can_decide": _can_decide(request), "approval": approval,
+                 "editable": [(name, "" if value is None else value) for name, value in
+                              (approval.arguments.items() if approval else [])]}
+        return super().change_view(request, object_id, form_url, extra_context={**(extra_context or {}), **extra})
 
 
 @admin.register(ContactMessage)
-class ContactMessageAdmin(admin.ModelAdmin):
-    list_display = ("created_at", "visitor_name", "visitor_email", "sent_at")
-    readonly_fields = ("approval", "visitor_name", "visitor_email", "body", "sent_at", "created_at")
+class ContactMessageAdmin(ReadOnlyAdmin):
+    list_display = ("created_at", "visitor_name", "visitor_email", "approval", "sent_at", "send_attempts",
+                    "last_error")
+    list_filter = ("sent_at",)
+    readonly_fields = ("approval", "idempotency_key", "visitor_name", "visitor_email", "body", "sent_at",
+                       "send_attempts", "last_error", "next_attempt_at", "created_at")
 
-    def has_add_permission(self, request) -> bool:
+    def has_delete_permission(self, request, obj=None) -> bool:
         return False
+admin.site.index_template = "admin/twinsite_index.html"  # shows the number of waiting approvals

@@ -1,44 +1,360 @@
-"""Writes for the approval queue and the messages it lets through."""
+"""Writes for the approval queue and the messages it lets through.
+
+Every read or decision is scoped to a conversation where the caller has one: an approval
+belongs to one thread. A decision is recorded in its transaction and the thread's resume is
+enqueued after commit; the sweeper (``approvals_sweep``, run by the worker) re-enqueues what a
+crash or a failure left behind, so every path is idempotent and re-checks the state first.
+"""
 
 from __future__ import annotations
 
+import datetime as dt
+import hashlib
+import json
+import logging
+import re
 import uuid
+from collections.abc import Iterable
 
-from django.db import transaction
+from django.conf import settings
+from django.core.mail import EmailMessage
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from approvals.models import ContactMessage, PendingApproval
 
+log = logging.getLogger(__name__)
 
-class NotApproved(Exception):
+DECISIONS = ("approve", "edit", "reject")
+
+
+class ApprovalError(Exception):
+    code = "approval_error"
+
+    def __init__(self, message: str, approval: PendingApproval | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.approval = approval
+
+
+class NotApproved(ApprovalError):
     """A high-risk action was attempted without the owner's approval."""
 
+    code = "not_approved"
+
+
+class UnknownApproval(ApprovalError):
+    code = "unknown_approval"
+
+
+class AlreadyDecided(ApprovalError):
+    code = "already_decided"
+
+
+class AlreadyPending(ApprovalError):
+    code = "already_pending"
+
+
+class InvalidDecision(ApprovalError):
+    code = "invalid_decision"
+
+
+class DeliveryFailed(ApprovalError):
+    code = "delivery_failed"
+
+
+# --- identity ------------------------------------------------------------------------------------
+
+def arguments_hash(arguments: dict) -> str:
+    """The hash of canonical JSON: equal arguments hash equal whatever their key order."""
+    canonical = json.dumps(arguments, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def execution_call_id(conversation_id: uuid.UUID | str, tool_call_id: str) -> str:
+    """The id of the call that runs an approved tool: derived, so a re-run node makes the same one."""
+    return "call_" + hashlib.sha256(f"{conversation_id}:{tool_call_id}:approved".encode()).hexdigest()[:24]
+
+
+def idempotency_key(conversation_id: uuid.UUID | str, tool_call_id: str) -> str:
+    return hashlib.sha256(f"{conversation_id}:{tool_call_id}".encode()).hexdigest()
+
+
+_SPACE = re.compile(r"\s+")
+
+
+def _normalise(text: str) -> str:
+    return _SPACE.sub(" ", text).strip().casefold()
+
+
+def argument_origins(arguments: dict, visitor_texts: Iterable[str]) -> dict[str, str]:
+    """``typed`` when the value appears in what the visitor wrote in this conversation, ``model``
+    when the model supplied it, ``empty`` for no value. A model-made e-mail address is a warning."""
+    written = _normalise("\n".join(visitor_texts))
+    origins: dict[str, str] = {}
+    for name, value in arguments.items():
+        if value in (None, ""):
+            origins[name] = "empty"
+        else:
+            origins[name] = "typed" if _normalise(str(value)) in written else "model"
+    return origins
+
+
+# --- requests ------------------------------------------------------------------------------------
 
 @transaction.atomic
 def approval_request(*, conversation_id: uuid.UUID | str, tool_call_id: str, tool_name: str,
-                     arguments: dict, interrupt_id: str = "") -> PendingApproval:
-    """Queue a high-risk call for the owner. Idempotent per tool call: the interrupting node
-    re-runs from its first line on resume, and must not queue the call twice."""
-    approval, created = PendingApproval.objects.get_or_create(
-        tool_call_id=tool_call_id,
-        defaults={"conversation_id": conversation_id, "tool_name": tool_name, "arguments": arguments,
-                  "interrupt_id": interrupt_id},
-    )
-    if not created and interrupt_id and approval.interrupt_id != interrupt_id:
-        approval.interrupt_id = interrupt_id
-        approval.save(update_fields=["interrupt_id"])
+                     arguments: dict, visitor_texts: Iterable[str] = ()) -> tuple[PendingApproval, bool]:
+    """Queue a high-risk call for the owner; returns (approval, created).
+
+    Idempotent per (conversation, tool call): a re-run node gets the same row. Raises
+    AlreadyPending when another request of this conversation is still waiting.
+    """
+    existing = PendingApproval.objects.filter(conversation_id=conversation_id, tool_call_id=tool_call_id).first()
+    if existing is not None:
+        return existing, False
+    other = PendingApproval.objects.filter(conversation_id=conversation_id,
+                                           status=PendingApproval.Status.PENDING).first()
+    if other is not None:
+        raise AlreadyPending(f"approval {other.pk} of this conversation is still waiting", other)
+    try:
+        with transaction.atomic():
+            approval = PendingApproval.objects.create(
+                conversation_id=conversation_id, tool_call_id=tool_call_id,
+                execution_call_id=execution_call_id(conversation_id, tool_call_id),
+                tool_name=tool_name, arguments=arguments, arguments_sha256=arguments_hash(arguments),
+                argument_origins=argument_origins(arguments, visitor_texts),
+                expires_at=timezone.now() + dt.timedelta(seconds=settings.TWIN_APPROVAL_TTL),
+            )
+    except IntegrityError:
+        # a concurrent request won the one-pending-per-conversation constraint
+        other = PendingApproval.objects.filter(conversation_id=conversation_id,
+                                               status=PendingApproval.Status.PENDING).first()
+        raise AlreadyPending("another request of this conversation is waiting", other) from None
+    return approval, True
+
+
+def approval_record_interrupt(*, approval_id: int, conversation_id: uuid.UUID | str, interrupt_id: str) -> None:
+    """Remember the thread's current interrupt id (a new one after each visitor turn)."""
+    PendingApproval.objects.filter(pk=approval_id, conversation_id=conversation_id).update(interrupt_id=interrupt_id)
+
+
+def approval_get(*, approval_id: int, conversation_id: uuid.UUID | str | None = None) -> PendingApproval:
+    query = PendingApproval.objects.filter(pk=approval_id)
+    if conversation_id is not None:
+        query = query.filter(conversation_id=conversation_id)
+    approval = query.first()
+    if approval is None:
+        raise UnknownApproval(f"no approval {approval_id}")
     return approval
 
 
+# --- decisions -----------------------------------------------------------------------------------
+
+def _validated_edit(approval: PendingApproval, edits: dict) -> dict:
+    from chat.agent.tools import TOOLS  # the tool's own schema judges an edit
+
+    tool = TOOLS.get(approval.tool_name)
+    if tool is None:
+        raise InvalidDecision(f"unknown tool {approval.tool_name!r}", approval)
+    unknown = set(edits) - set(approval.arguments)
+    if unknown:
+        raise InvalidDecision(f"unknown field(s): {', '.join(sorted(unknown))}; "
+                              f"fields are {', '.join(approval.arguments)}", approval)
+    merged = {**approval.arguments, **edits}
+    try:
+        return tool.parse(json.dumps(merged)).model_dump()
+    except ValueError as exc:
+        raise InvalidDecision(str(exc), approval) from exc
+
+
 @transaction.atomic
-def contact_message_send(*, tool_call_id: str, visitor_name: str, visitor_email: str, body: str) -> ContactMessage:
-    """Deliver an approved contact message exactly once (one per approval, row-locked)."""
-    approval = PendingApproval.objects.select_for_update().filter(tool_call_id=tool_call_id).first()
+def approval_decide(*, approval_id: int, decision: str, actor: str, reason: str = "",
+                    edits: dict | None = None, conversation_id: uuid.UUID | str | None = None) -> PendingApproval:
+    """Record the owner's decision: approve, edit (then approve) or reject (with a reason).
+
+    The row is locked: of two clicks, two tabs or two staff, one wins and the other gets
+    AlreadyDecided. The thread's resume is enqueued after commit.
+    """
+    if decision not in (*DECISIONS, "expire"):
+        raise InvalidDecision(f"decision must be one of {', '.join(DECISIONS)}")
+    query = PendingApproval.objects.select_for_update().filter(pk=approval_id)
+    if conversation_id is not None:
+        query = query.filter(conversation_id=conversation_id)
+    approval = query.first()
+    if approval is None:
+        raise UnknownApproval(f"no approval {approval_id}")
+    if approval.status != PendingApproval.Status.PENDING:
+        raise AlreadyDecided(f"approval {approval.pk} was already {approval.status}"
+                             + (f" by {approval.decided_by}" if approval.decided_by else ""), approval)
+    reason = reason.strip()
+    now = timezone.now()
+    if decision == "reject":
+        if not reason:
+            raise InvalidDecision("a rejection needs a reason", approval)
+        approval.status = PendingApproval.Status.REJECTED
+    elif decision == "expire":
+        approval.status = PendingApproval.Status.EXPIRED
+        reason = reason or "no decision within the approval period"
+    else:
+        approval.status = PendingApproval.Status.APPROVED
+        final = _validated_edit(approval, edits or {}) if decision == "edit" else approval.arguments
+        approval.final_arguments = final
+        approval.final_arguments_sha256 = arguments_hash(final)
+    approval.decided_by = actor[:150]
+    approval.decided_at = now
+    approval.reason = reason
+    approval.resume_status = PendingApproval.Resume.QUEUED
+    approval.resume_next_at = now + dt.timedelta(seconds=60)  # the sweeper's safety net
+    approval.save()
+    transaction.on_commit(lambda: _enqueue_resume(approval.pk))
+    log.info("approval %s %s by %s", approval.pk, approval.status, approval.decided_by)
+    return approval
+
+
+def _enqueue_resume(approval_id: int) -> None:
+    from approvals.tasks import approval_resume_task
+
+    approval_resume_task.enqueue(approval_id)
+
+
+def resume_value(approval: PendingApproval) -> dict:
+    """What ``request_approval`` receives from ``interrupt()`` on resume."""
+    decision = {"approved": "approve", "rejected": "reject", "expired": "expire"}[approval.status]
+    return {"approval_id": approval.pk, "decision": decision, "reason": approval.reason,
+            "arguments": approval.effective_arguments}
+
+
+def approval_resume_finished(*, approval_id: int, error: str = "") -> None:
+    """Record how a resume went; a failure is retried by the sweeper with backoff."""
+    with transaction.atomic():
+        approval = PendingApproval.objects.select_for_update().get(pk=approval_id)
+        approval.resume_attempts += 1
+        if error:
+            approval.resume_status = PendingApproval.Resume.FAILED
+            approval.resume_error = error[:2000]
+            delay = min(60 * 2 ** approval.resume_attempts, 3600)
+            approval.resume_next_at = timezone.now() + dt.timedelta(seconds=delay)
+        else:
+            approval.resume_status = PendingApproval.Resume.DONE
+            approval.resume_error = ""
+            approval.resumed_at = timezone.now()
+            approval.resume_next_at = None
+        approval.save(update_fields=["resume_attempts", "resume_status", "resume_error", "resume_next_at",
+                                     "resumed_at"])
+
+
+# --- the approved action -------------------------------------------------------------------------
+
+@transaction.atomic
+def contact_message_create(*, conversation_id: uuid.UUID | str, call_id: str, arguments: dict) -> ContactMessage:
+    """Record an approved contact message exactly once and queue its e-mail to the owner.
+
+    Re-checked here, whatever the graph says: the approval must be of this conversation, approved,
+    and its arguments (the owner's edit, if any) must hash to what is about to run.
+    """
+    approval = PendingApproval.objects.select_for_update().filter(
+        conversation_id=conversation_id, execution_call_id=call_id).first()
     if approval is None or approval.status != PendingApproval.Status.APPROVED:
-        raise NotApproved(f"tool call {tool_call_id} has no approval from the owner")
-    message, _ = ContactMessage.objects.get_or_create(
-        approval=approval,
-        defaults={"visitor_name": visitor_name, "visitor_email": visitor_email, "body": body,
-                  "sent_at": timezone.now()},
+        raise NotApproved(f"tool call {call_id} has no approval from the owner")
+    if arguments_hash(arguments) != approval.final_arguments_sha256:
+        raise NotApproved("the arguments differ from what the owner approved")
+    message, created = ContactMessage.objects.get_or_create(
+        idempotency_key=idempotency_key(conversation_id, approval.tool_call_id),
+        defaults={"approval": approval, "visitor_name": arguments.get("visitor_name") or "",
+                  "visitor_email": arguments.get("visitor_email") or "", "body": arguments["message"]},
     )
+    if created:
+        transaction.on_commit(lambda: _enqueue_delivery(message.pk))
     return message
+
+
+def _enqueue_delivery(message_id: int) -> None:
+    from approvals.tasks import contact_message_deliver_task
+
+    contact_message_deliver_task.enqueue(message_id)
+
+
+def contact_message_deliver(*, message_id: int) -> bool:
+    """E-mail the message to the owner; True when this call sent it.
+
+    The row stays locked while the backend takes the mail, so two workers cannot both send it;
+    ``sent_at`` is set only after the backend accepted it. A failure is recorded (visible in the
+    admin) and raised, and the sweeper retries with backoff.
+    """
+    from chat.scrub import scrub_text
+
+    with transaction.atomic():
+        message = ContactMessage.objects.select_for_update().select_related("approval").get(pk=message_id)
+        if message.sent_at is not None:
+            return False
+        try:
+            _contact_email(message).send(fail_silently=False)
+        except Exception as exc:  # any backend failure: record it, retry later
+            error = scrub_text(f"{type(exc).__name__}: {exc}")
+        else:
+            message.sent_at = timezone.now()
+            message.send_attempts += 1
+            message.last_error = ""
+            message.next_attempt_at = None
+            message.save(update_fields=["sent_at", "send_attempts", "last_error", "next_attempt_at"])
+            return True
+        message.send_attempts += 1
+        message.last_error = error[:2000]
+        delay = min(60 * 2 ** message.send_attempts, 3600)
+        message.next_attempt_at = timezone.now() + dt.timedelta(seconds=delay)
+        message.save(update_fields=["send_attempts", "last_error", "next_attempt_at"])
+    log.warning("contact message %s not delivered: %s", message_id, error)
+    raise DeliveryFailed(error)
+
+
+def _contact_email(message: ContactMessage) -> EmailMessage:
+    approval = message.approval
+    sender = message.visitor_name or "a visitor"
+    lines = [
+        f"{sender} sent you a message through your digital twin (approval #{approval.pk}).",
+        "",
+        f"Name:   {message.visitor_name or '-'}",
+        f"E-mail: {message.visitor_email or '-'}",
+        "",
+        message.body,
+    ]
+    if approval.final_arguments != approval.arguments:
+        lines += ["", "(You edited this message before approving it.)"]
+    headers = {"Message-ID": f"<{message.idempotency_key}@twinsite>"}  # duplicates are recognisable
+    reply_to = [message.visitor_email] if "@" in message.visitor_email else None
+    return EmailMessage(subject=f"Message from {sender} via your digital twin", body="\n".join(lines),
+                        to=[settings.TWIN_OWNER_EMAIL], reply_to=reply_to, headers=headers)
+
+
+# --- the worker's sweep --------------------------------------------------------------------------
+
+def approvals_sweep(*, now: dt.datetime | None = None) -> dict[str, int]:
+    """Expire overdue requests and re-enqueue resumes and deliveries that a crash or a failure
+    left behind. Safe to run from several workers at once: every step re-checks under a lock."""
+    now = now or timezone.now()
+    expired = 0
+    for approval_id in PendingApproval.objects.filter(
+            status=PendingApproval.Status.PENDING, expires_at__lte=now).values_list("pk", flat=True):
+        try:
+            approval_decide(approval_id=approval_id, decision="expire", actor="system (expired)")
+            expired += 1
+        except AlreadyDecided:
+            pass
+    resumes = 0
+    for approval_id in PendingApproval.objects.filter(
+            resume_status__in=[PendingApproval.Resume.QUEUED, PendingApproval.Resume.FAILED],
+            resume_next_at__lte=now, resume_attempts__lt=settings.TWIN_RESUME_MAX_ATTEMPTS,
+    ).values_list("pk", flat=True):
+        PendingApproval.objects.filter(pk=approval_id).update(resume_next_at=now + dt.timedelta(seconds=120))
+        _enqueue_resume(approval_id)
+        resumes += 1
+    deliveries = 0
+    undelivered = ContactMessage.objects.filter(
+        sent_at__isnull=True, send_attempts__lt=10, created_at__lte=now - dt.timedelta(seconds=30),
+    ).exclude(next_attempt_at__gt=now)
+    for message_id in undelivered.values_list("pk", flat=True):
+        ContactMessage.objects.filter(pk=message_id).update(next_attempt_at=now + dt.timedelta(seconds=120))
+        _enqueue_delivery(message_id)
+        deliveries += 1
+    return {"expired": expired, "resumes": resumes, "deliveries": deliveries}

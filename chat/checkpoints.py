@@ -70,8 +70,36 @@ async def async_saver() -> AsyncPostgresSaver:
     return saver
 
 
+# Turn locks hold a connection for the length of a turn: their own pool, so a turn waiting for
+# a checkpoint connection can never be starved by the locks of other turns.
+_lock_pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncConnectionPool] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+async def lock_pool() -> AsyncConnectionPool:
+    loop = asyncio.get_running_loop()
+    pool = _lock_pools.get(loop)
+    if pool is None or pool.closed:
+        pool = AsyncConnectionPool(
+            conninfo(), min_size=0, max_size=50, open=False, timeout=30,
+            kwargs={"autocommit": True, "prepare_threshold": 0},
+            check=AsyncConnectionPool.check_connection,
+        )
+        await pool.open()
+        _lock_pools[loop] = pool
+    return pool
+
+
 async def close_pools() -> None:
-    """Close the pool of the running loop (server shutdown, test teardown)."""
-    saver = _savers.pop(asyncio.get_running_loop(), None)
+    """Close the running loop's pools and channel-layer connections (shutdown, test teardown)."""
+    from chat.layers import close_loop_connections
+
+    loop = asyncio.get_running_loop()
+    saver = _savers.pop(loop, None)
     if saver is not None:
         await saver.conn.close()
+    pool = _lock_pools.pop(loop, None)
+    if pool is not None:
+        await pool.close()
+    await close_loop_connections()

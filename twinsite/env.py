@@ -92,3 +92,19 @@ def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
 
 def env_list(name: str, default: str = "") -> list[str]:
     return [item.strip() for item in env_str(name, default).split(",") if item.strip()]
+
+
+_DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def env_duration(name: str, default: str, *, minimum: int = 1) -> int:
+    """Seconds from ``90``, ``45s``, ``30m``, ``12h`` or ``7d``."""
+    raw = env_str(name, default).strip().lower()
+    number, unit = (raw[:-1], raw[-1]) if raw[-1:] in _DURATION_UNITS else (raw, "s")
+    try:
+        seconds = int(number) * _DURATION_UNITS[unit]
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a duration like 3600, 30m, 12h or 7d; got {raw!r}") from None
+    if seconds < minimum:
+        raise ImproperlyConfigured(f"{name} must be at least {minimum} seconds; got {raw!r}")
+    return seconds

@@ -14,6 +14,7 @@ from twinsite.env import (
     env_bool,
     env_choice,
     env_decimal,
+    env_duration,
     env_float,
     env_int,
     env_list,
@@ -57,6 +58,7 @@ INSTALLED_APPS = [
     "django.contrib.postgres",
     "channels",
     "ninja",  # serves Swagger's assets locally instead of from a CDN
+    "django_tasks_db",  # the durable task queue (approval resumes, e-mail delivery)
     "chat",
     "approvals",
     "knowledge",
@@ -124,7 +126,34 @@ def _database() -> dict:
 DATABASES = {"default": _database()}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+# Cross-process: the worker pushes an approval's outcome to the visitor's socket in daphne.
+CHANNEL_LAYERS = {"default": {"BACKEND": "chat.layers.PostgresNotifyChannelLayer"}}
+
+# Django's tasks framework on the ORM backend (django-tasks-db): a decision is a row in the
+# same database, picked up by `manage.py twin_worker`, so it survives a restart.
+TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+
+# E-mail to the owner (approved contact messages), through Django's MAILERS: console by default,
+# SMTP when EMAIL_HOST is set, files under EMAIL_FILE_PATH with EMAIL_BACKEND=file.
+_EMAIL_HOST = env_str("EMAIL_HOST")
+_EMAIL_BACKEND = env_choice("EMAIL_BACKEND", "smtp" if _EMAIL_HOST else "console", ("console", "smtp", "file"))
+if _EMAIL_BACKEND == "smtp":
+    if not _EMAIL_HOST:
+        raise ImproperlyConfigured("EMAIL_HOST must be set when EMAIL_BACKEND=smtp")
+    _email_port = env_int("EMAIL_PORT", 587, minimum=1, maximum=65535)
+    _mail_options = {
+        "host": _EMAIL_HOST, "port": _email_port,
+        "username": env_str("EMAIL_HOST_USER"), "password": env_secret("EMAIL_HOST_PASSWORD"),
+        "use_tls": env_bool("EMAIL_USE_TLS", default=_email_port == 587),
+        "use_ssl": env_bool("EMAIL_USE_SSL", default=_email_port == 465), "timeout": 30,
+    }
+elif _EMAIL_BACKEND == "file":
+    _mail_options = {"file_path": env_str("EMAIL_FILE_PATH", str(VAR_DIR / "mail"))}
+else:
+    _mail_options = {}
+MAILERS = {"default": {"BACKEND": f"django.core.mail.backends.{_EMAIL_BACKEND.replace('file', 'filebased')}"
+                                  ".EmailBackend", "OPTIONS": _mail_options}}
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "twinsite@localhost")
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -202,6 +231,15 @@ TWIN_TRACE_RETENTION_DAYS = env_int("TWIN_TRACE_RETENTION_DAYS", 90, minimum=1)
 
 # Budget
 TWIN_DAILY_BUDGET_USD = env_decimal("TWIN_DAILY_BUDGET_USD", "2.00", minimum=Decimal("0"))
+
+# Approvals
+TWIN_OWNER_EMAIL = env_str("TWIN_OWNER_EMAIL", "owner@localhost")
+TWIN_APPROVAL_TTL = env_duration("TWIN_APPROVAL_TTL", "7d", minimum=60)  # pending requests then expire
+TWIN_ADMIN_TOKEN = env_secret("TWIN_ADMIN_TOKEN")  # bearer token of /api/admin/*; unset: 404
+if TWIN_ADMIN_TOKEN and len(TWIN_ADMIN_TOKEN) < 24:
+    raise ImproperlyConfigured("TWIN_ADMIN_TOKEN must be at least 24 characters")
+TWIN_WORKER_SWEEP_SECONDS = env_int("TWIN_WORKER_SWEEP_SECONDS", 30, minimum=1)
+TWIN_RESUME_MAX_ATTEMPTS = env_int("TWIN_RESUME_MAX_ATTEMPTS", 8, minimum=1)
 
 # Admin bootstrap (make run)
 TWIN_ADMIN_USER = env_str("TWIN_ADMIN_USER", "admin")

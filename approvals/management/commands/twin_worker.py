@@ -1,0 +1,59 @@
+"""The background worker: runs queued tasks (django-tasks-db) and, every
+TWIN_WORKER_SWEEP_SECONDS, the approvals sweep (expiry, retries of resumes and deliveries)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+
+from django.conf import settings
+from django.core.management.base import BaseCommand
+from django.db import close_old_connections
+from django_tasks_db.management.commands.db_worker import Worker
+
+from approvals.services import approvals_sweep
+
+log = logging.getLogger("twinsite.worker")
+
+
+class Command(BaseCommand):
+    help = "Run the task worker with the approvals sweep (make run starts it beside daphne)."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--once", action="store_true",
+                            help="sweep once, run every queued task, then exit (tests, cron)")
+        parser.add_argument("--interval", type=float, default=0.5, help="seconds between queue polls")
+
+    def handle(self, *args, once: bool = False, interval: float = 0.5, **options) -> None:
+        worker = Worker(queue_names=["*"], interval=interval, batch=once, backend_name="default",
+                        startup_delay=False, max_tasks=None, excluded_queue_names=[],
+                        worker_id=f"{socket.gethostname()}-{os.getpid()}"[:64])
+        if once:
+            self.stdout.write(f"sweep: {approvals_sweep()}")
+            worker.run()
+            return
+        stop = threading.Event()
+        sweeper = threading.Thread(target=self._sweep_forever, args=(stop,), name="approvals-sweep", daemon=True)
+        sweeper.start()
+        self.stdout.write(f"twin_worker {worker.worker_id}: tasks and approvals sweep "
+                          f"every {settings.TWIN_WORKER_SWEEP_SECONDS}s")
+        worker.configure_signals()
+        try:
+            worker.run()
+        finally:
+            stop.set()
+
+    @staticmethod
+    def _sweep_forever(stop: threading.Event) -> None:
+        while True:  # a sweep at start picks up what a restart left behind
+            try:
+                close_old_connections()
+                counts = approvals_sweep()
+                if any(counts.values()):
+                    log.info("approvals sweep: %s", counts)
+            except Exception:  # the database may be away; the next sweep tries again
+                log.exception("approvals sweep failed")
+            if stop.wait(settings.TWIN_WORKER_SWEEP_SECONDS):
+                return
