@@ -16,13 +16,14 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
 from chat.models import Conversation
-from chat.services import TurnRejected, turn_run
+from chat.services import TurnRejected, conversation_group, turn_run
 
 log = logging.getLogger(__name__)
 
 
 class ChatConsumer(AsyncWebsocketConsumer):
     conversation_id: uuid.UUID | None = None
+    group: str = ""
     turn: asyncio.Task | None = None
 
     async def connect(self) -> None:
@@ -40,10 +41,20 @@ class ChatConsumer(AsyncWebsocketConsumer):
             await self.close(code=4404)
             return
         self.conversation_id = conversation_id
+        # Outcomes of the owner's decisions arrive from the worker through the channel layer.
+        self.group = conversation_group(conversation_id)
+        await self.channel_layer.group_add(self.group, self.channel_name)
 
     async def disconnect(self, code: int) -> None:
         # A running turn is left to finish: it is recorded even if nobody is listening.
+        if self.conversation_id is not None:
+            await self.channel_layer.group_discard(self.group, self.channel_name)
         self.conversation_id = None
+
+    async def chat_event(self, message: dict) -> None:
+        """An event pushed to this conversation by another process (an approval's resume)."""
+        if self.conversation_id is not None:
+            await self.send_event(message["event"])
 
     async def error(self, code: str, message: str) -> None:
         """An error outside a turn: final, no ``done`` follows."""

@@ -7,6 +7,7 @@ assistant message, TurnLog and AgentTrace in one transaction, failed turns inclu
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import hashlib
 import logging
@@ -16,34 +17,32 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command
 
+from approvals import services as approval_services
+from approvals.models import PendingApproval
 from budget.models import LedgerEntry
 from chat.agent.graph import build_graph
 from chat.agent.nodes import TurnContext
 from chat.agent.trace import TurnRecorder
-from chat.checkpoints import async_saver
+from chat.checkpoints import async_saver, close_pools
 from chat.lang import detect_language
+from chat.locks import ConversationBusy, conversation_lock
 from chat.models import AgentTrace, Conversation, Message, PromptSnapshot, TurnLog, UnansweredQuestion
 from chat.providers import get_provider
 from chat.providers.base import Provider
 from chat.providers.pricing import round_usd
 from chat.scrub import scrub, scrub_text
+from chat.texts import text as say
 
 log = logging.getLogger(__name__)
 Emit = Callable[[dict], Awaitable[None]]
-
-PENDING_TEXT = {
-    "en": "I've drafted your message for {owner}. {owner} reviews every message before it is sent; "
-          "nothing has been sent yet.",
-    "nl": "Ik heb je bericht voor {owner} opgesteld. {owner} bekijkt elk bericht voordat het wordt "
-          "verstuurd; er is nog niets verstuurd.",
-}
-
 
 class TurnRejected(Exception):
     def __init__(self, code: str, message: str) -> None:
@@ -83,7 +82,7 @@ def message_create_user(*, conversation_id: uuid.UUID | str, text: str) -> Messa
 
 
 @transaction.atomic
-def turn_record(*, conversation_id: uuid.UUID | str, user_message: Message, recorder: TurnRecorder,
+def turn_record(*, conversation_id: uuid.UUID | str, user_message: Message | None, recorder: TurnRecorder,
                 state: dict, outcome: str, answer: str, error_code: str = "") -> tuple[Message, TurnLog]:
     """Assistant message, TurnLog and AgentTrace, in one transaction."""
     citations = state.get("citations") or []
@@ -117,7 +116,7 @@ def turn_record(*, conversation_id: uuid.UUID | str, user_message: Message, reco
     )
     if recorder.ledger_entry_id:
         LedgerEntry.objects.filter(pk=recorder.ledger_entry_id).update(turn=turn)
-    if outcome == TurnLog.Outcome.DECLINED:
+    if outcome == TurnLog.Outcome.DECLINED and user_message is not None:
         UnansweredQuestion.objects.create(
             conversation_id=conversation_id, question=scrub_text(user_message.content), reason="no_source"
         )
@@ -147,30 +146,30 @@ async def compiled_graph() -> CompiledStateGraph:
     return graph
 
 
-# Conversations with a turn in progress in this process. Two tabs on one conversation would
-# otherwise run the same LangGraph thread twice at once. (One daphne process per site; several
-# processes would need a lock in Postgres.)
-_RUNNING: set[str] = set()
-
-
 async def turn_run(*, conversation_id: uuid.UUID | str, text: str, emit: Emit,
                    provider: Provider | None = None) -> TurnResult:
-    """Run one visitor turn end to end. Raises TurnRejected before anything runs."""
-    key = str(conversation_id)
-    if key in _RUNNING:
-        raise TurnRejected("busy", "Wait for the current answer to finish.")
-    _RUNNING.add(key)
+    """Run one visitor turn end to end. Raises TurnRejected before anything runs.
+
+    One turn at a time per conversation, across processes (two tabs, two daphne processes, the
+    worker resuming an approval): a Postgres advisory lock held for the whole turn.
+    """
     try:
-        return await _turn_run(conversation_id, text, emit, provider or get_provider())
-    finally:
-        _RUNNING.discard(key)
+        async with conversation_lock(conversation_id):
+            user_message = await database_sync_to_async(message_create_user)(
+                conversation_id=conversation_id, text=text)
+            return await _run(conversation_id, {"messages": [{"role": "user", "content": text}]}, emit,
+                              provider or get_provider(), user_message=user_message)
+    except ConversationBusy:
+        raise TurnRejected("busy", "Wait for the current answer to finish.") from None
 
 
-async def _turn_run(conversation_id: uuid.UUID | str, text: str, emit: Emit, provider: Provider) -> TurnResult:
-    user_message = await database_sync_to_async(message_create_user)(conversation_id=conversation_id, text=text)
+async def _run(conversation_id: uuid.UUID | str, graph_input: dict | Command | None, emit: Emit,
+               provider: Provider, *, user_message: Message | None) -> TurnResult:
+    """Stream one run of the thread (a visitor's turn or a resume) and record it as a turn."""
     recorder = TurnRecorder(provider=provider.name, model=provider.model)
     context = TurnContext(provider=provider, recorder=recorder, conversation_id=str(conversation_id))
     config = {"configurable": {"thread_id": str(conversation_id)}}
+    lang = detect_language(user_message.content if user_message else "")
 
     async def send(event: dict) -> None:
         try:
@@ -183,10 +182,8 @@ async def _turn_run(conversation_id: uuid.UUID | str, text: str, emit: Emit, pro
     error_code = ""
     try:
         graph = await compiled_graph()
-        async for mode, chunk in graph.astream(
-            {"messages": [{"role": "user", "content": text}]}, config, context=context,
-            stream_mode=["custom", "updates"],
-        ):
+        async for mode, chunk in graph.astream(graph_input, config, context=context,
+                                               stream_mode=["custom", "updates"]):
             if mode == "custom":
                 await send(chunk)
             elif mode == "updates" and "__interrupt__" in chunk:
@@ -200,21 +197,19 @@ async def _turn_run(conversation_id: uuid.UUID | str, text: str, emit: Emit, pro
     answer = state.get("answer") or ""
     if error_code:
         outcome = TurnLog.Outcome.ERROR
-    elif interrupts:
-        outcome = TurnLog.Outcome.APPROVAL_PENDING
-        answer = PENDING_TEXT[detect_language(text)].format(owner=settings.TWIN_OWNER_NAME)
-        await send({"type": "token", "text": answer})
-        for item in interrupts:
-            await send({"type": "approval", "status": "pending", "id": item.id,
-                        "action": item.value.get("action"), "approval_id": item.value.get("approval_id")})
     else:
         outcome = state.get("outcome") or TurnLog.Outcome.ERROR
         if state.get("error"):
             error_code = state["error"]["code"]
+    for item in interrupts:
+        # The thread paused for the owner: remember the real interrupt id (new after every run).
+        await database_sync_to_async(approval_services.approval_record_interrupt)(
+            approval_id=item.value["approval_id"], conversation_id=conversation_id, interrupt_id=item.id)
+        await send({"type": "approval", "status": "pending", "id": item.id, "action": item.value["action"],
+                    "approval_id": item.value["approval_id"]})
     if error_code:
         await send({"type": "error", "code": error_code, "in_turn": True,
-                    "message": "The answer was interrupted; please ask again." if error_code == "aborted"
-                    else "Something went wrong; nothing was answered. Please try again."})
+                    "message": say("error.aborted" if error_code == "aborted" else "error.failed", lang)})
 
     message, turn = await database_sync_to_async(turn_record)(
         conversation_id=conversation_id, user_message=user_message, recorder=recorder, state=state,
@@ -234,3 +229,111 @@ async def _turn_run(conversation_id: uuid.UUID | str, text: str, emit: Emit, pro
                 "citations": citations})
     return TurnResult(outcome=outcome, answer=answer, message_id=message.pk, turn_id=turn.pk,
                       citations=citations)
+
+
+# --- resuming a thread with the owner's decision -------------------------------------------------
+
+class ResumeFailed(Exception):
+    """The resume did not (yet) take effect; the sweeper retries it."""
+
+
+def conversation_group(conversation_id: uuid.UUID | str) -> str:
+    """The channel-layer group of a conversation's open sockets."""
+    return f"conversation.{uuid.UUID(str(conversation_id)).hex}"
+
+
+def group_emitter(conversation_id: uuid.UUID | str) -> Emit:
+    """Push events to every socket of the conversation, in whichever process it is served."""
+    layer = get_channel_layer()
+    group = conversation_group(conversation_id)
+
+    async def emit(event: dict) -> None:
+        await layer.group_send(group, {"type": "chat.event", "event": event})
+
+    return emit
+
+
+def _waiting_interrupt(snapshot, approval_id: int):
+    return next((i for i in snapshot.interrupts
+                 if isinstance(i.value, dict) and i.value.get("approval_id") == approval_id), None)
+
+
+def _resumed(values: dict, approval: PendingApproval) -> bool:
+    """The decision reached the thread: the execution call was answered by a tool result."""
+    return any(m.get("role") == "tool" and m.get("tool_call_id") == approval.execution_call_id
+               for m in values.get("messages") or [])
+
+
+async def approval_resume(*, approval_id: int, emit: Emit | None = None,
+                          provider: Provider | None = None) -> str:
+    """Resume the approval's thread with the owner's decision, exactly once.
+
+    Returns ``resumed`` or ``already_done``; raises ResumeFailed when it could not take effect
+    (a visitor's turn holds the conversation, or the thread does not wait for this approval).
+    Safe to call twice at once or after a crash: under the conversation's lock the thread's
+    checkpoint says whether the decision already reached it.
+    """
+    approval = await database_sync_to_async(approval_services.approval_get)(approval_id=approval_id)
+    if approval.status == PendingApproval.Status.PENDING:
+        raise ResumeFailed(f"approval {approval_id} is not decided")
+    conversation_id = approval.conversation_id
+    emit = emit or group_emitter(conversation_id)
+    provider = provider or get_provider()
+    config = {"configurable": {"thread_id": str(conversation_id)}}
+    try:
+        async with conversation_lock(conversation_id):
+            approval = await database_sync_to_async(approval_services.approval_get)(approval_id=approval_id)
+            graph = await compiled_graph()
+            snapshot = await graph.aget_state(config)
+            if approval.resume_status == PendingApproval.Resume.DONE or _resumed(snapshot.values, approval):
+                await database_sync_to_async(approval_services.approval_resume_finished)(approval_id=approval_id)
+                return "already_done"
+            pending = _waiting_interrupt(snapshot, approval.pk)
+            if pending is not None:
+                graph_input: Command | None = Command(resume={pending.id: approval_services.resume_value(approval)})
+            elif any(c.get("id") == approval.execution_call_id for c in snapshot.values.get("pending_calls") or []):
+                graph_input = None  # a resume died after the decision reached the thread: finish that run
+            elif any(a["approval_id"] == approval.pk for a in snapshot.values.get("awaiting") or []):
+                # The run that should have paused died before it did: pause again, then resume.
+                await graph.aupdate_state(config, {}, as_node="verify")
+                recorder = TurnRecorder(provider=provider.name, model=provider.model)
+                context = TurnContext(provider=provider, recorder=recorder, conversation_id=str(conversation_id))
+                async for _ in graph.astream(None, config, context=context):
+                    pass
+                pending = _waiting_interrupt(await graph.aget_state(config), approval.pk)
+                if pending is None:
+                    raise ResumeFailed(f"thread {conversation_id} could not be paused again")
+                graph_input = Command(resume={pending.id: approval_services.resume_value(approval)})
+            else:
+                raise ResumeFailed(f"thread {conversation_id} does not wait for approval {approval.pk}")
+            try:
+                await emit({"type": "approval", "status": approval.status, "approval_id": approval.pk,
+                            "action": approval.tool_name})
+            except Exception:
+                log.debug("approval push failed", exc_info=True)
+            await _run(conversation_id, graph_input, emit, provider, user_message=None)
+            after = await graph.aget_state(config)
+            # A resume must check that it took effect: a wrong id interrupts again, silently.
+            if _waiting_interrupt(after, approval.pk) is not None or not _resumed(after.values, approval):
+                raise ResumeFailed(f"the decision on approval {approval.pk} did not reach the thread")
+            await database_sync_to_async(approval_services.approval_resume_finished)(approval_id=approval_id)
+            return "resumed"
+    except ConversationBusy:
+        raise ResumeFailed(f"conversation {conversation_id} is busy; retried later") from None
+
+
+def approval_resume_sync(*, approval_id: int) -> str:
+    """The worker's entry point: one event loop per resume, its pools closed afterwards."""
+
+    async def main() -> str:
+        try:
+            return await approval_resume(approval_id=approval_id)
+        finally:
+            await close_pools()
+
+    try:
+        return asyncio.run(main())
+    except Exception as exc:
+        approval_services.approval_resume_finished(approval_id=approval_id,
+                                                   error=scrub_text(f"{type(exc).__name__}: {exc}"))
+        raise

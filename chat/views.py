@@ -5,6 +5,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from approvals.models import PendingApproval
 from chat.models import Conversation
 from chat.services import conversation_create
 
@@ -31,6 +32,7 @@ def chat_page(request: HttpRequest) -> HttpResponse:
         "offline": settings.TWIN_PROVIDER == "offline",
         "provider": settings.TWIN_PROVIDER,
         "max_chars": settings.TWIN_MAX_QUESTION_CHARS,
+        "approvals": PendingApproval.objects.filter(conversation=conversation).order_by("created_at"),
     })
 
 

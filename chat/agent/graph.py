@@ -1,8 +1,13 @@
-"""Wiring only: six nodes, three routers.
+"""Wiring only: seven nodes, five routers.
 
 guard_input → refuse | generate
-generate → execute_tools | request_approval | verify
-execute_tools → generate;  request_approval → execute_tools | generate;  verify → END
+generate → execute_tools | queue_approval | verify
+execute_tools → generate;  queue_approval → execute_tools | generate
+refuse, verify → request_approval (while a contact request waits) | END
+request_approval (interrupt; resumed with the owner's decision) → execute_tools | generate
+
+``manage.py verify_graph`` proves from this wiring that a high-risk call reaches
+``execute_tools`` only through ``request_approval``.
 """
 
 from __future__ import annotations
@@ -11,12 +16,16 @@ import time
 from collections.abc import Awaitable, Callable
 from functools import wraps
 
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import START, StateGraph
 from langgraph.runtime import Runtime
 
 from chat.agent import nodes
 from chat.agent.state import AgentState
 from chat.agent.trace import TurnRecorder
+
+NODES = ("guard_input", "refuse", "generate", "execute_tools", "queue_approval", "request_approval", "verify")
+EXECUTOR = "execute_tools"  # the one node that runs tools
+APPROVER = "request_approval"  # the one node that may let a high-risk call through
 
 Node = Callable[[AgentState, Runtime[nodes.TurnContext]], Awaitable[dict]]
 
@@ -39,13 +48,15 @@ def timed(name: str, node: Node) -> Node:
 
 def build_graph() -> StateGraph:
     graph = StateGraph(AgentState, context_schema=nodes.TurnContext)
-    for name in ("guard_input", "refuse", "generate", "execute_tools", "request_approval", "verify"):
+    for name in NODES:
         graph.add_node(name, timed(name, getattr(nodes, name)))
     graph.add_edge(START, "guard_input")
     graph.add_conditional_edges("guard_input", nodes.route_after_guard)
-    graph.add_edge("refuse", END)
+    graph.add_conditional_edges("refuse", nodes.route_to_end)
     graph.add_conditional_edges("generate", nodes.route_after_generate)
     graph.add_edge("execute_tools", "generate")
+    graph.add_conditional_edges("queue_approval", nodes.route_after_queue)
     graph.add_conditional_edges("request_approval", nodes.route_after_approval)
-    graph.add_edge("verify", END)
+    graph.add_conditional_edges("verify", nodes.route_to_end)
     return graph
+

@@ -25,6 +25,7 @@ from chat.citations import cited_titles, strip_citations
 from chat.lang import detect_language
 from chat.providers import pricing
 from chat.providers.base import ChatRequest, Provider, ProviderError
+from chat.texts import text as say
 from guards import rules as guard_rules
 from guards import services as guard_services
 from knowledge import selectors as knowledge
@@ -41,32 +42,7 @@ class TurnContext:
     conversation_id: str
 
 
-REFUSALS = {
-    "en": {
-        "injection": "I can only answer questions about {owner}'s work, and I won't change how I work. "
-                     "What would you like to know about {owner}?",
-        "card_number": "Please don't share card numbers here; I have not stored it. "
-                       "Ask me about {owner}'s work instead.",
-        "iban": "Please don't share bank account numbers here; I have not stored it. "
-                "Ask me about {owner}'s work instead.",
-        "off_topic": "I'm {owner}'s digital twin: I answer questions about {owner}'s work, projects and "
-                     "availability, not other tasks. Ask {owner} directly for anything else.",
-        "budget": "I've reached today's limit for answering questions. Please come back tomorrow, "
-                  "or ask me to pass a message to {owner}.",
-    },
-    "nl": {
-        "injection": "Ik beantwoord alleen vragen over het werk van {owner}, en ik verander mijn werkwijze niet. "
-                     "Wat wil je weten over {owner}?",
-        "card_number": "Deel hier alsjeblieft geen kaartnummers; ik heb het niet bewaard. "
-                       "Vraag me liever iets over het werk van {owner}.",
-        "iban": "Deel hier alsjeblieft geen rekeningnummers; ik heb het niet bewaard. "
-                "Vraag me liever iets over het werk van {owner}.",
-        "off_topic": "Ik ben de digitale tweeling van {owner}: ik beantwoord vragen over het werk, de projecten "
-                     "en de beschikbaarheid van {owner}, geen andere taken.",
-        "budget": "Het dagbudget voor vragen is op. Kom morgen terug, of vraag me een bericht aan {owner} "
-                  "door te geven.",
-    },
-}
+REFUSAL_KINDS = frozenset({"injection", "card_number", "iban", "off_topic", "budget"})
 
 
 # --- guard_input ------------------------------------------------------------------------------
@@ -80,6 +56,7 @@ async def guard_input(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
         "turn_start": turn_start, "question": question, "guard": None, "tool_rounds": 0,
         "pending_calls": [], "approved_call_ids": [], "answer": "",
         "citations": [], "unknown_citations": [], "hallucination_risk": False, "outcome": "", "error": None,
+        "queued_approval_id": None, "resolved": None,
     }
     if await database_sync_to_async(budget_services.budget_exhausted)():
         return reset | {"guard": {"guard": "budget", "rule": "daily_limit"}}
@@ -103,8 +80,8 @@ async def refuse(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
         guard=guard.get("guard", ""), rule=guard.get("rule", ""), text=question,
         conversation_id=runtime.context.conversation_id,
     )
-    text = REFUSALS[detect_language(question)].get(guard.get("guard", ""), REFUSALS["en"]["off_topic"])
-    text = text.format(owner=settings.TWIN_OWNER_NAME)
+    kind = guard.get("guard", "")
+    text = say(f"refuse.{kind}" if kind in REFUSAL_KINDS else "refuse.off_topic", detect_language(question))
     runtime.stream_writer({"type": "token", "text": text})
     return {"messages": [{"role": "assistant", "content": text}], "answer": text, "outcome": "refused"}
 
@@ -175,13 +152,18 @@ def _account(recorder: TurnRecorder, provider: Provider, usage, raw: list, finis
     })
 
 
-def route_after_generate(state: AgentState) -> Literal["execute_tools", "request_approval", "verify"]:
+def _unapproved_high_risk(state: AgentState) -> list[dict]:
+    approved = set(state.get("approved_call_ids") or [])
+    return [c for c in state.get("pending_calls") or []
+            if is_high_risk(c["function"]["name"]) and c["id"] not in approved]
+
+
+def route_after_generate(state: AgentState) -> Literal["execute_tools", "queue_approval", "verify"]:
     calls = state.get("pending_calls") or []
     if state.get("error") or not calls:
         return "verify"
-    approved = set(state.get("approved_call_ids") or [])
-    if any(is_high_risk(c["function"]["name"]) and c["id"] not in approved for c in calls):
-        return "request_approval"
+    if _unapproved_high_risk(state):
+        return "queue_approval"
     return "execute_tools"
 
 
@@ -233,33 +215,114 @@ async def _run_tool(name: str, call_id: str, raw_args: str, approved: set[str],
     return payload, "ok"
 
 
+# --- queue_approval -----------------------------------------------------------------------------
+
+async def queue_approval(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
+    """Park each high-risk call for the owner instead of running it.
+
+    The call is validated (a bad draft goes back to the model), recorded as a PendingApproval
+    (idempotent per conversation and call; one waiting request per conversation) and answered
+    with a tool result saying nothing was sent. The thread then pauses in ``request_approval``
+    at the end of the turn, so the visitor can go on asking while the owner decides.
+    """
+    ctx = runtime.context
+    messages = state.get("messages") or []
+    visitor_texts = [str(m.get("content") or "") for m in messages if m.get("role") == "user"]
+    high = {c["id"] for c in _unapproved_high_risk(state)}
+    awaiting = list(state.get("awaiting") or [])
+    results: list[dict] = []
+    queued: int | None = None
+    for call in (c for c in state.get("pending_calls") or [] if c["id"] in high):
+        name, call_id = call["function"]["name"], call["id"]
+        runtime.stream_writer({"type": "tool", "name": name, "status": "started"})
+        try:
+            arguments = TOOLS[name].parse(call["function"]["arguments"]).model_dump()
+        except ValueError as exc:
+            payload, status = {"error": str(exc)}, "invalid"
+        else:
+            try:
+                approval, _ = await database_sync_to_async(approval_services.approval_request)(
+                    conversation_id=ctx.conversation_id, tool_call_id=call_id, tool_name=name,
+                    arguments=arguments, visitor_texts=visitor_texts,
+                )
+            except approval_services.AlreadyPending as exc:
+                other = exc.approval
+                queued = other.pk if other is not None else queued
+                payload = {"status": "already_pending", "approval_id": queued,
+                           "note": "A message to the owner is already waiting for approval; no second one "
+                                   "was drafted. Tell the visitor."}
+                status = "pending"
+            else:
+                queued = approval.pk
+                if all(item["approval_id"] != approval.pk for item in awaiting):
+                    awaiting.append({"approval_id": approval.pk, "tool_call_id": call_id,
+                                     "execution_call_id": approval.execution_call_id, "tool_name": name,
+                                     "arguments": approval.arguments})
+                payload = {"status": "awaiting_owner_approval", "approval_id": approval.pk,
+                           "note": "Drafted. Nothing has been sent: the owner reviews every message first. "
+                                   "Tell the visitor so; do not say it was sent."}
+                status = "pending"
+        runtime.stream_writer({"type": "tool", "name": name, "status": status})
+        ctx.recorder.tool_calls.append({"id": call_id, "name": name, "arguments": call["function"]["arguments"],
+                                        "status": status, "result": payload})
+        results.append({"role": "tool", "tool_call_id": call_id, "content": json.dumps(payload, ensure_ascii=False)})
+    remaining = [c for c in state.get("pending_calls") or [] if c["id"] not in high]
+    return {"messages": results, "pending_calls": remaining, "awaiting": awaiting, "queued_approval_id": queued}
+
+
+def route_after_queue(state: AgentState) -> Literal["execute_tools", "generate"]:
+    # Only calls that are not high-risk (or were approved) may go on to the executor.
+    if state.get("pending_calls") and not _unapproved_high_risk(state):
+        return "execute_tools"
+    return "generate"
+
+
 # --- request_approval ---------------------------------------------------------------------------
 
 async def request_approval(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
-    """Pause the thread until the owner decides. Everything before ``interrupt()`` runs again
-    on resume, so it must be idempotent."""
-    call = next(c for c in state.get("pending_calls") or [] if is_high_risk(c["function"]["name"]))
-    try:
-        arguments = json.loads(call["function"]["arguments"] or "{}")
-    except json.JSONDecodeError:
-        arguments = {"raw": call["function"]["arguments"]}
-    approval = await database_sync_to_async(approval_services.approval_request)(
-        conversation_id=runtime.context.conversation_id, tool_call_id=call["id"],
-        tool_name=call["function"]["name"], arguments=arguments,
-    )
+    """Pause the thread until the owner decides on the first waiting request.
+
+    Reached at the end of every run while a request waits, so a visitor's new message (which
+    makes LangGraph drop the unfinished interrupt) is followed by a fresh interrupt for the same
+    request. Everything before ``interrupt()`` runs again on resume: it only reads the state.
+    On resume the decision starts a new turn: approved, the call runs in ``execute_tools`` with
+    the arguments the owner approved (re-checked there against the database); rejected or
+    expired, the model is told the outcome. Either way the model then answers the visitor.
+    """
+    item = (state.get("awaiting") or [])[0]
     decision = interrupt({
-        "action": call["function"]["name"],
-        "tool_call_id": call["id"],
-        "approval_id": approval.pk,
-        "arguments": arguments,
-        "allowed_decisions": ["approve", "reject"],
+        "action": item["tool_name"],
+        "tool_call_id": item["tool_call_id"],
+        "approval_id": item["approval_id"],
+        "arguments": item["arguments"],
+        "allowed_decisions": ["approve", "edit", "reject"],
     })
-    if isinstance(decision, dict) and decision.get("decision") == "approve":
-        return {"approved_call_ids": [*state.get("approved_call_ids", []), call["id"]]}
-    rejected = {"role": "tool", "tool_call_id": call["id"],
-                "content": json.dumps({"error": "the owner declined to send this message"})}
-    others = [c for c in state.get("pending_calls") or [] if c["id"] != call["id"]]
-    return {"messages": [rejected], "pending_calls": others}
+    if not (isinstance(decision, dict) and decision.get("approval_id") == item["approval_id"]
+            and decision.get("decision") in ("approve", "reject", "expire")):
+        # Fail closed: a resume value that does not decide this request never runs the tool.
+        raise ValueError(f"resume value does not decide approval {item['approval_id']}")
+    messages = state.get("messages") or []
+    arguments = decision.get("arguments") if decision["decision"] == "approve" else item["arguments"]
+    call = {"id": item["execution_call_id"], "type": "function",
+            "function": {"name": item["tool_name"], "arguments": json.dumps(arguments, ensure_ascii=False)}}
+    update: dict = {
+        "turn_start": len(messages), "question": "", "guard": None, "tool_rounds": 0, "answer": "",
+        "citations": [], "unknown_citations": [], "hallucination_risk": False, "outcome": "", "error": None,
+        "queued_approval_id": None,
+        "awaiting": [a for a in state.get("awaiting") or [] if a["approval_id"] != item["approval_id"]],
+        "resolved": {"approval_id": item["approval_id"], "decision": decision["decision"],
+                     "reason": str(decision.get("reason") or "")},
+    }
+    exchange = [{"role": "assistant", "content": None, "tool_calls": [call]}]
+    if decision["decision"] == "approve":
+        return update | {"messages": exchange, "pending_calls": [call], "approved_call_ids": [call["id"]]}
+    outcome = {"status": "rejected_by_owner" if decision["decision"] == "reject" else "expired",
+               "reason": str(decision.get("reason") or ""), "note": "Nothing was sent. Tell the visitor."}
+    exchange.append({"role": "tool", "tool_call_id": call["id"], "content": json.dumps(outcome, ensure_ascii=False)})
+    runtime.context.recorder.tool_calls.append({"id": call["id"], "name": item["tool_name"],
+                                                "arguments": call["function"]["arguments"],
+                                                "status": decision["decision"], "result": outcome})
+    return update | {"messages": exchange, "pending_calls": [], "approved_call_ids": []}
 
 
 def _succeeded(tool_message: dict) -> bool:
@@ -273,6 +336,11 @@ def _succeeded(tool_message: dict) -> bool:
 
 def route_after_approval(state: AgentState) -> Literal["execute_tools", "generate"]:
     return "execute_tools" if state.get("pending_calls") else "generate"
+
+
+def route_to_end(state: AgentState) -> Literal["request_approval", "__end__"]:
+    """Every run ends paused while a contact request waits for the owner."""
+    return "request_approval" if state.get("awaiting") else "__end__"
 
 
 # --- verify -------------------------------------------------------------------------------------
@@ -294,6 +362,10 @@ async def verify(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
     risky = long_answer and not citations and not used_tools
     if state.get("error"):
         outcome = state.get("outcome") or "error"
+    elif state.get("resolved"):
+        outcome = "approval_resolved"  # the owner's decision, told to the visitor
+    elif state.get("queued_approval_id"):
+        outcome = "approval_pending"
     elif citations or long_answer:
         outcome = "answered"
     else:

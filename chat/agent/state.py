@@ -19,6 +19,12 @@ class AgentState(TypedDict, total=False):
     tool_rounds: int
     pending_calls: list[dict]  # tool calls of the latest model response, as message dicts
     approved_call_ids: list[str]
+    # Contact requests waiting for the owner, kept across turns: every run of the thread ends in
+    # ``request_approval`` (an interrupt) while this is not empty. [{approval_id, tool_call_id,
+    # execution_call_id, tool_name, arguments}]
+    awaiting: list[dict]
+    queued_approval_id: int | None  # this turn drafted (or found) a request waiting for the owner
+    resolved: dict | None  # this run resumed with the owner's decision {approval_id, decision, reason}
     answer: str
     citations: list[dict]
     unknown_citations: list[str]

@@ -9,16 +9,21 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
 
 from chat.citations import cite
 from chat.lang import detect_language
 from chat.providers.base import ChatRequest, ChatResult, OnToken, ToolCall, Usage
+from chat.texts import text as say
 from chat.tokens import approx_tokens
 
 _CONTACT = re.compile(
-    r"\b(contact|get in touch|reach (?:her|out|mira)|send (?:her|mira|a) message|pass (?:on )?a message|"
-    r"leave a message|e-?mail (?:her|mira)|hire (?:her|mira)|neem contact|contact opnemen|in contact|"
-    r"bericht (?:sturen|doorgeven|achterlaten)|stuur (?:haar|mira|een) (?:een )?bericht|mail (?:haar|mira))\b",
+    r"\b(?:contact|get in touch|reach (?:her|him|them|out)|put me in touch|hire (?:her|him|them)|"
+    r"(?:send|pass|leave|forward|give|drop)\b[^.?!\n]{0,30}\b(?:message|note)|"
+    r"(?:e-?mail|message) (?:her|him|them)\b|"
+    r"neem contact|contact (?:op)?nemen|in contact|"
+    r"bericht(?:je)?\b[^.?!\n]{0,30}\b(?:door(?:sturen|geven|spelen)|sturen|versturen|achterlaten)|"
+    r"(?:stuur|geef|stuurt|geeft)\b[^.?!\n]{0,30}\bbericht|mail(?:en)? (?:haar|hem))",
     re.IGNORECASE,
 )
 _AVAILABILITY = re.compile(
@@ -33,23 +38,13 @@ _NAME = re.compile(
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _WORD = re.compile(r"\w+", re.UNICODE)
 
-FRAMING = {
-    "en": {
-        "found": "Here is what {owner}'s knowledge base says:",
-        "decline": "I can't find that in {owner}'s knowledge base, so I won't guess. "
-                   "You can ask me to pass a message to {owner} instead.",
-        "tool_error": "Something went wrong while looking that up, so I won't guess. Please try again.",
-        "sent": "Your message has been passed on to {owner}.",
-        "pending": "Your message is waiting for {owner}'s approval.",
-    },
-    "nl": {
-        "found": "Dit staat er in de kennisbank van {owner}:",
-        "decline": "Dat kan ik niet vinden in de kennisbank van {owner}, dus ik ga niet gokken. "
-                   "Je kunt mij wel vragen een bericht aan {owner} door te geven.",
-        "tool_error": "Er ging iets mis bij het opzoeken, dus ik ga niet gokken. Probeer het nog eens.",
-        "sent": "Je bericht is doorgegeven aan {owner}.",
-        "pending": "Je bericht wacht op goedkeuring van {owner}.",
-    },
+# The tool result statuses of draft_contact_message and what the twin then says.
+_CONTACT_OUTCOMES = {
+    "awaiting_owner_approval": "approval.pending",
+    "already_pending": "approval.already_pending",
+    "approved_and_passed_on": "approval.approved",
+    "rejected_by_owner": "approval.rejected",
+    "expired": "approval.expired",
 }
 
 
@@ -88,28 +83,29 @@ class OfflineProvider:
                 "visitor_email": email.group(0) if email else None,
                 "message": question.strip(),
             }
-            return ToolCall(id="offline_contact", name="draft_contact_message", arguments=json.dumps(args))
+            return ToolCall(id=_call_id(), name="draft_contact_message", arguments=json.dumps(args))
         if _AVAILABILITY.search(question):
-            return ToolCall(id="offline_availability", name="check_availability",
+            return ToolCall(id=_call_id(), name="check_availability",
                             arguments=json.dumps({"language": detect_language(question)}))
-        return ToolCall(id="offline_search", name="search_knowledge",
-                        arguments=json.dumps({"query": question.strip()}))
+        return ToolCall(id=_call_id(), name="search_knowledge", arguments=json.dumps({"query": question.strip()}))
 
     def _compose(self, question: str, results: list[tuple[str, dict]]) -> str:
-        words = FRAMING[detect_language(question)]
-        fmt = {"owner": self.owner}
+        lang = detect_language(question)
+
+        def words(key: str) -> str:
+            return say(key, lang, owner=self.owner)
+
         passages: list[dict] = []
         for name, result in results:
-            if "error" in result:
-                if not passages and name != "draft_contact_message":
-                    return words["tool_error"].format(**fmt)
-                continue
             if name == "draft_contact_message":
-                status = result.get("status")
-                return words["sent" if status == "sent" else "pending"].format(**fmt)
+                return words(_CONTACT_OUTCOMES.get(result.get("status"), "approval.invalid"))
+            if "error" in result:
+                if not passages:
+                    return words("offline.tool_error")
+                continue
             passages.extend(result.get("results") or [])
         if not passages:
-            return words["decline"].format(**fmt)
+            return words("offline.decline")
         wanted = _stems(question)
         # Passages rank by the words they share with the question, the tool's top hit with one
         # word's head start; after the first quote, a passage sharing no word is left out.
@@ -128,7 +124,7 @@ class OfflineProvider:
                 continue
             seen.add(key)
             quotes.append(f"{_best_sentences(question, passage['text'])} {cite(passage['title'])}")
-        return " ".join([words["found"].format(**fmt), *quotes])
+        return " ".join([words("offline.found"), *quotes])
 
 
 def _stems(text: str) -> set[str]:
@@ -145,13 +141,21 @@ def _best_sentences(question: str, text: str, limit: int = 2) -> str:
     return " ".join(sentences[i] for i in chosen)
 
 
+def _call_id() -> str:
+    """Unique per call, like a hosted model's: approvals are keyed by (conversation, call id)."""
+    return f"call_{uuid.uuid4().hex[:24]}"
+
+
 def _active_turn(messages: list[dict]) -> tuple[str, list[tuple[str, dict]]]:
-    """The visitor's current question and the tool results of the current turn."""
+    """The visitor's latest question and the tool results since the last text answer (a resumed
+    turn has no new question: its results follow the previous answer)."""
     last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
     question = str(messages[last_user].get("content") or "") if last_user >= 0 else ""
+    last_answer = max((i for i, m in enumerate(messages)
+                       if m.get("role") == "assistant" and m.get("content") and not m.get("tool_calls")), default=-1)
     names: dict[str, str] = {}
     results: list[tuple[str, dict]] = []
-    for message in messages[last_user + 1:]:
+    for message in messages[max(last_user, last_answer) + 1:]:
         for call in message.get("tool_calls") or []:
             names[call["id"]] = call["function"]["name"]
         if message.get("role") == "tool":

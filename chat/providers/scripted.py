@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 from dataclasses import dataclass, field
 
 from chat.providers.base import ChatRequest, ChatResult, OnToken, ProviderError, ToolCall, Usage
@@ -44,9 +45,9 @@ class ScriptedProvider:
             step.error.partial = ChatResult(text=step.text, usage=step.usage)
             raise step.error
         calls = [
-            ToolCall(id=f"call_{self.calls}_{i}", name=name,
+            ToolCall(id=f"call_{uuid.uuid4().hex[:24]}", name=name,
                      arguments=args if isinstance(args, str) else json.dumps(args))
-            for i, (name, args) in enumerate(step.tool_calls)
+            for name, args in step.tool_calls
         ]
         return ChatResult(
             text=step.text, tool_calls=calls, usage=step.usage,

@@ -8,6 +8,7 @@ into text, tool calls, finish reason and usage wherever a provider puts them.
 from __future__ import annotations
 
 import json
+import uuid
 
 from chat.providers.base import ChatResult, ProviderError, ToolCall, Usage
 
@@ -166,10 +167,12 @@ class StreamAccumulator:
             slot["arguments"] += function["arguments"]
 
     def result(self) -> ChatResult:
-        calls = [
-            ToolCall(id=slot["id"] or f"call_{i}", name=slot["name"], arguments=slot["arguments"] or "{}")
-            for i, slot in ((i, self._calls[i]) for i in self._order)
-        ]
+        calls = []
+        for index in self._order:
+            slot = self._calls[index]
+            # A dialect that sends no id still gets a unique one (approvals are keyed by it).
+            slot["id"] = slot["id"] or f"call_{uuid.uuid4().hex[:24]}"
+            calls.append(ToolCall(id=slot["id"], name=slot["name"], arguments=slot["arguments"] or "{}"))
         return ChatResult(
             text="".join(self.text), tool_calls=calls, finish_reason=self.finish_reason,
             refusal="".join(self.refusal), usage=self.usage,
