@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
 
 import pytest
@@ -107,16 +108,62 @@ async def test_invalid_arguments_go_back_to_the_model_which_recovers():
 
 
 async def test_high_risk_tool_routes_to_approval_and_nothing_is_sent():
-    provider = ScriptedProvider([Step(tool_calls=[("draft_contact_message", {
-        "visitor_name": "Tom", "visitor_email": "tom@example.com", "message": "Can we talk about a project?"})])])
+    provider = ScriptedProvider([
+        Step(tool_calls=[("draft_contact_message", {
+            "visitor_name": "Tom", "visitor_email": "tom@example.com", "message": "Can we talk about a project?"})]),
+        Step(text="I've drafted it; Mira reviews it first."),
+    ])
     result, events, conversation = await ask("Please pass a message to Mira", provider)
-    assert result.outcome == "approval_pending" and provider.calls == 1
+    assert result.outcome == "approval_pending" and provider.calls == 2
+    # the model was told nothing was sent
+    tool_result = json.loads(provider.requests[1].messages[-1]["content"])
+    assert tool_result["status"] == "awaiting_owner_approval"
     approval_event = next(e for e in events if e["type"] == "approval")
     assert approval_event["status"] == "pending" and len(approval_event["id"]) == 32
     approval = await database_sync_to_async(PendingApproval.objects.get)(conversation=conversation)
     assert approval.tool_name == "draft_contact_message" and approval.arguments["visitor_name"] == "Tom"
-    assert approval.status == "pending"
+    assert approval.status == "pending" and approval.interrupt_id == approval_event["id"]
+    assert approval.argument_origins["visitor_email"] == "model"  # the visitor never typed it
     assert not await database_sync_to_async(ContactMessage.objects.exists)()
+
+
+async def test_an_invalid_contact_draft_goes_back_to_the_model_and_queues_nothing():
+    provider = ScriptedProvider([
+        Step(tool_calls=[("draft_contact_message", {"visitor_name": None, "visitor_email": None, "message": ""})]),
+        Step(text="Could you tell me your message?"),
+    ])
+    _, _, conversation = await ask("Tell her something", provider)
+    assert "invalid arguments" in provider.requests[1].messages[-1]["content"]
+    assert not await database_sync_to_async(PendingApproval.objects.filter(conversation=conversation).exists)()
+
+
+async def test_executor_runs_only_the_arguments_the_owner_approved():
+    from approvals import services as approval_services
+
+    @database_sync_to_async
+    def approved():
+        conversation = conversation_create()
+        approval, _ = approval_services.approval_request(
+            conversation_id=conversation.pk, tool_call_id="call_q", tool_name="draft_contact_message",
+            arguments={"visitor_name": "Tom", "visitor_email": None, "message": "hi"})
+        approval_services.approval_decide(approval_id=approval.pk, decision="approve", actor="owner")
+        return conversation, approval
+
+    conversation, approval = await approved()
+    ctx = nodes.TurnContext(provider=ScriptedProvider([]), recorder=TurnRecorder("p", "m"),
+                            conversation_id=str(conversation.pk))
+    call_id = approval.execution_call_id
+    tampered = '{"visitor_name": "Tom", "visitor_email": "evil@example.com", "message": "hi"}'
+    payload, status = await nodes._run_tool("draft_contact_message", call_id, tampered, {call_id}, ctx)
+    assert status == "refused" and "differ" in payload["error"]
+    other = nodes.TurnContext(provider=ScriptedProvider([]), recorder=TurnRecorder("p", "m"),
+                              conversation_id=str((await database_sync_to_async(conversation_create)()).pk))
+    exact = '{"visitor_name": "Tom", "visitor_email": null, "message": "hi"}'
+    payload, status = await nodes._run_tool("draft_contact_message", call_id, exact, {call_id}, other)
+    assert status == "refused"  # an approval of another conversation does not count
+    payload, status = await nodes._run_tool("draft_contact_message", call_id, exact, {call_id}, ctx)
+    assert status == "ok" and payload["status"] == "approved_and_passed_on"
+    assert await database_sync_to_async(ContactMessage.objects.count)() == 1
 
 
 async def test_executor_refuses_a_high_risk_tool_without_approval():
