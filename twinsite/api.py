@@ -8,10 +8,12 @@ from django.db import connection
 from ninja import NinjaAPI, Schema, Status
 from ninja.errors import HttpError
 
+from approvals.api import router as approvals_router
 from chat.models import Feedback, Message
 from chat.views import SESSION_KEY
 
 api = NinjaAPI(title="Twinsite API", version="1")
+api.add_router("/admin", approvals_router)
 
 
 class HealthOut(Schema):
