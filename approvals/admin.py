@@ -91,7 +91,7 @@ class PendingApprovalAdmin(ReadOnlyAdmin):
         rows = selectors.approval_transcript(obj)
         return format_html("<div style='max-width:60rem'>{}</div>", format_html_join(
             "", "<p><b>{}</b> <small>{}</small><br><span style='white-space:pre-wrap'>{}</span></p>",
-            ((m["role"], f"{m['created_at']:%Y-%m-%d %H:%M}", m["content"]) for m in rows)))
+            ((m["role"], f"{timezone.localtime(m['created_at']):%Y-%m-%d %H:%M}", m["content"]) for m in rows)))
 
     @admin.action(description="Approve the selected requests", permissions=["decide"])
     def approve_selected(self, request, queryset) -> None:
@@ -123,15 +123,16 @@ class PendingApprovalAdmin(ReadOnlyAdmin):
         if decision == "edit":
             approval = PendingApproval.objects.filter(pk=object_id).first()
             proposed = approval.arguments if approval else {}
-            edits = {name: request.POST[f"edit_{name}"] for name in proposed
-                     if f"edit_{name}" in request.POST and request.POST[f"edit_{name}"] != (proposed[name] or "")}
+            posted = {name: request.POST[f"edit_{name}"].replace("\r\n", "\n") for name in proposed
+                      if f"edit_{name}" in request.POST}  # browsers send textarea lines with CRLF
+            edits = {name: value for name, value in posted.items() if value != (proposed[name] or "")}
             if not edits:
                 decision = "approve"  # nothing changed: a plain approval
         self._decide(request, object_id, decision, reason=request.POST.get("reason", ""), edits=edits)
         return HttpResponseRedirect(reverse("admin:approvals_pendingapproval_change", args=[object_id]))
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
-        approval = PendingApproval.objects.filter(pk=object_id).first()
+        approval = self.get_object(request, object_id)  # None for an unknown or malformed id
         extra = {"can_decide": _can_decide(request), "approval": approval,
                  "editable": [(name, "" if value is None else value) for name, value in
                               (approval.arguments.items() if approval else [])]}

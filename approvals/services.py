@@ -112,6 +112,9 @@ def approval_request(*, conversation_id: uuid.UUID | str, tool_call_id: str, too
     """
     existing = PendingApproval.objects.filter(conversation_id=conversation_id, tool_call_id=tool_call_id).first()
     if existing is not None:
+        if existing.status != PendingApproval.Status.PENDING or existing.arguments_sha256 != arguments_hash(arguments):
+            # generate() re-mints repeated ids, so this is a replayed call of a decided request
+            raise AlreadyDecided(f"call {tool_call_id} was already decided", existing)
         return existing, False
     other = PendingApproval.objects.filter(conversation_id=conversation_id,
                                            status=PendingApproval.Status.PENDING).first()
@@ -207,7 +210,7 @@ def approval_decide(*, approval_id: int, decision: str, actor: str, reason: str 
     approval.resume_status = PendingApproval.Resume.QUEUED
     approval.resume_next_at = now + dt.timedelta(seconds=60)  # the sweeper's safety net
     approval.save()
-    transaction.on_commit(lambda: _enqueue_resume(approval.pk))
+    transaction.on_commit(lambda: _enqueue_resume(approval.pk), robust=True)  # else: the sweep
     log.info("approval %s %s by %s", approval.pk, approval.status, approval.decided_by)
     return approval
 
@@ -225,10 +228,15 @@ def resume_value(approval: PendingApproval) -> dict:
             "arguments": approval.effective_arguments}
 
 
-def approval_resume_finished(*, approval_id: int, error: str = "") -> None:
-    """Record how a resume went; a failure is retried by the sweeper with backoff."""
+def approval_resume_finished(*, approval_id: int, error: str = "", busy: bool = False, note: str = "") -> None:
+    """Record how a resume went; a failure is retried by the sweeper with backoff. A busy
+    conversation (the visitor is mid-turn) is not a failure: retried soon, not counted."""
     with transaction.atomic():
         approval = PendingApproval.objects.select_for_update().get(pk=approval_id)
+        if busy:
+            approval.resume_next_at = timezone.now() + dt.timedelta(seconds=10)
+            approval.save(update_fields=["resume_next_at"])
+            return
         approval.resume_attempts += 1
         if error:
             approval.resume_status = PendingApproval.Resume.FAILED
@@ -237,7 +245,7 @@ def approval_resume_finished(*, approval_id: int, error: str = "") -> None:
             approval.resume_next_at = timezone.now() + dt.timedelta(seconds=delay)
         else:
             approval.resume_status = PendingApproval.Resume.DONE
-            approval.resume_error = ""
+            approval.resume_error = note
             approval.resumed_at = timezone.now()
             approval.resume_next_at = None
         approval.save(update_fields=["resume_attempts", "resume_status", "resume_error", "resume_next_at",
@@ -265,7 +273,7 @@ def contact_message_create(*, conversation_id: uuid.UUID | str, call_id: str, ar
                   "visitor_email": arguments.get("visitor_email") or "", "body": arguments["message"]},
     )
     if created:
-        transaction.on_commit(lambda: _enqueue_delivery(message.pk))
+        transaction.on_commit(lambda: _enqueue_delivery(message.pk), robust=True)
     return message
 
 

@@ -54,7 +54,7 @@ async def async_saver() -> AsyncPostgresSaver:
     """The running loop's checkpointer; the same object for every turn on that loop."""
     loop = asyncio.get_running_loop()
     saver = _savers.get(loop)
-    if saver is None or saver.conn.closed:
+    if saver is None:  # close_pools() removes closed ones
         pool = AsyncConnectionPool(
             conninfo(),
             min_size=1,
@@ -65,8 +65,9 @@ async def async_saver() -> AsyncPostgresSaver:
             kwargs={"autocommit": True, "row_factory": dict_row, "prepare_threshold": 0},
             check=AsyncConnectionPool.check_connection,
         )
-        await pool.open()
+        # stored before the await, so a second turn arriving meanwhile shares this pool
         saver = _savers[loop] = AsyncPostgresSaver(pool)
+        await pool.open()
     return saver
 
 
@@ -80,14 +81,14 @@ _lock_pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncConnectio
 async def lock_pool() -> AsyncConnectionPool:
     loop = asyncio.get_running_loop()
     pool = _lock_pools.get(loop)
-    if pool is None or pool.closed:
+    if pool is None:
         pool = AsyncConnectionPool(
             conninfo(), min_size=0, max_size=50, open=False, timeout=30,
             kwargs={"autocommit": True, "prepare_threshold": 0},
             check=AsyncConnectionPool.check_connection,
         )
-        await pool.open()
         _lock_pools[loop] = pool
+        await pool.open()
     return pool
 
 

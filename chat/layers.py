@@ -86,10 +86,13 @@ class PostgresNotifyChannelLayer(BaseChannelLayer):
                     state.listening.set()
                     delay = 0.5
                     async for note in conn.notifies():
-                        await self._deliver(state, conn, note.payload)
+                        try:
+                            await self._deliver(state, note.payload)
+                        except Exception:  # one bad message must not stop the pushes of the process
+                            log.exception("channel layer could not deliver a message")
             except asyncio.CancelledError:
                 raise
-            except OperationalError:
+            except Exception:
                 # Postgres restarted or the network blinked: listen again; messages sent
                 # meanwhile are lost, as with any channel layer (the database has the truth).
                 log.warning("channel layer lost its LISTEN connection; reconnecting", exc_info=True)
@@ -97,10 +100,12 @@ class PostgresNotifyChannelLayer(BaseChannelLayer):
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 10)
 
-    async def _deliver(self, state: _LoopState, conn: AsyncConnection, payload: str) -> None:
+    async def _deliver(self, state: _LoopState, payload: str) -> None:
         if payload.startswith("#"):
-            row = await (await conn.execute("SELECT body FROM twinsite_layer_payload WHERE id = %s",
-                                            (int(payload[1:]),))).fetchone()
+            # Not on the listening connection: psycopg holds its lock while yielding notifies.
+            async with await self._connect() as conn:
+                row = await (await conn.execute("SELECT body FROM twinsite_layer_payload WHERE id = %s",
+                                                (int(payload[1:]),))).fetchone()
             if row is None:
                 return
             payload = row[0]

@@ -237,6 +237,10 @@ class ResumeFailed(Exception):
     """The resume did not (yet) take effect; the sweeper retries it."""
 
 
+class ResumeBusy(ResumeFailed):
+    """A turn of the conversation is running; the resume waits for the next sweep."""
+
+
 def conversation_group(conversation_id: uuid.UUID | str) -> str:
     """The channel-layer group of a conversation's open sockets."""
     return f"conversation.{uuid.UUID(str(conversation_id)).hex}"
@@ -283,6 +287,12 @@ async def approval_resume(*, approval_id: int, emit: Emit | None = None,
     try:
         async with conversation_lock(conversation_id):
             approval = await database_sync_to_async(approval_services.approval_get)(approval_id=approval_id)
+            if approval.status == PendingApproval.Status.APPROVED:
+                # The approved action happens first, before the thread hears of it: idempotent and
+                # hash-checked, so a crash or a failing tool inside the run cannot lose it.
+                await database_sync_to_async(approval_services.contact_message_create)(
+                    conversation_id=conversation_id, call_id=approval.execution_call_id,
+                    arguments=approval.final_arguments)
             graph = await compiled_graph()
             snapshot = await graph.aget_state(config)
             if approval.resume_status == PendingApproval.Resume.DONE or _resumed(snapshot.values, approval):
@@ -305,7 +315,14 @@ async def approval_resume(*, approval_id: int, emit: Emit | None = None,
                     raise ResumeFailed(f"thread {conversation_id} could not be paused again")
                 graph_input = Command(resume={pending.id: approval_services.resume_value(approval)})
             else:
-                raise ResumeFailed(f"thread {conversation_id} does not wait for approval {approval.pk}")
+                # The thread never heard of the request (its run died after the row was written)
+                # or moved on: the decision is carried out above; only the chat is not told.
+                await database_sync_to_async(approval_services.approval_resume_finished)(
+                    approval_id=approval_id, note=f"thread {conversation_id} did not wait for this request; "
+                                                  "the decision was carried out without a follow-up in the chat")
+                await emit({"type": "approval", "status": approval.status, "approval_id": approval.pk,
+                            "action": approval.tool_name})
+                return "done_without_thread"
             try:
                 await emit({"type": "approval", "status": approval.status, "approval_id": approval.pk,
                             "action": approval.tool_name})
@@ -319,7 +336,7 @@ async def approval_resume(*, approval_id: int, emit: Emit | None = None,
             await database_sync_to_async(approval_services.approval_resume_finished)(approval_id=approval_id)
             return "resumed"
     except ConversationBusy:
-        raise ResumeFailed(f"conversation {conversation_id} is busy; retried later") from None
+        raise ResumeBusy(f"conversation {conversation_id} is busy; retried later") from None
 
 
 def approval_resume_sync(*, approval_id: int) -> str:
@@ -333,6 +350,9 @@ def approval_resume_sync(*, approval_id: int) -> str:
 
     try:
         return asyncio.run(main())
+    except ResumeBusy:
+        approval_services.approval_resume_finished(approval_id=approval_id, busy=True)
+        return "busy"
     except Exception as exc:
         approval_services.approval_resume_finished(approval_id=approval_id,
                                                    error=scrub_text(f"{type(exc).__name__}: {exc}"))

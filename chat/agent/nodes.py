@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import uuid
 from dataclasses import dataclass
 from typing import Literal
 
@@ -130,6 +131,13 @@ async def generate(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
                 "answer": partial.text if partial else "", "pending_calls": []}
     _account(recorder, provider, result.usage, result.raw, result.finish_reason or "")
 
+    # Approvals are keyed by (conversation, call id): a provider that reuses ids across turns
+    # (some number them per response) gets fresh ones, consistent in the history it sees next.
+    seen = {c["id"] for m in messages for c in m.get("tool_calls") or []}
+    for call in result.tool_calls:
+        if not call.id or call.id in seen:
+            call.id = f"call_{uuid.uuid4().hex[:24]}"
+        seen.add(call.id)
     calls = [call.as_message() for call in result.tool_calls]
     if request.tool_choice == "none":
         calls = []  # a provider that ignores tool_choice does not get another round
@@ -245,6 +253,8 @@ async def queue_approval(state: AgentState, runtime: Runtime[TurnContext]) -> di
                     conversation_id=ctx.conversation_id, tool_call_id=call_id, tool_name=name,
                     arguments=arguments, visitor_texts=visitor_texts,
                 )
+            except approval_services.AlreadyDecided:
+                payload, status = {"error": "this request was already decided by the owner"}, "invalid"
             except approval_services.AlreadyPending as exc:
                 other = exc.approval
                 queued = other.pk if other is not None else queued

@@ -53,6 +53,7 @@ def test_admin_lists_shows_and_counts_pending_requests(approval):
     detail = client.get(f"/admin/approvals/pendingapproval/{approval.pk}/change/").content.decode()
     assert "please pass on my question" in detail  # the transcript that led to the request
     assert "approvals.decide" in detail and 'name="_approve"' not in detail  # viewers cannot decide
+    assert client.get("/admin/approvals/pendingapproval/not-a-number/change/").status_code == 302  # not a 500
     index = client.get("/admin/").content.decode()
     assert "1 contact request waiting for your decision" in index
 
@@ -65,6 +66,9 @@ def test_deciding_in_the_admin_needs_the_decide_permission(approval, django_capt
     decider = staff("decide")
     detail = decider.get(f"/admin/approvals/pendingapproval/{approval.pk}/change/").content.decode()
     assert 'name="_approve"' in detail and 'name="_reject"' in detail and 'name="_edit"' in detail
+    # the decision forms stand outside the (read-only) change form: HTML forms cannot nest
+    change_form_end = detail.index("</form>", detail.index('id="pendingapproval_form"'))
+    assert detail.index(f'action="{url}"') > change_form_end
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         response = decider.post(url, {"decision": "edit", "edit_visitor_name": "Tom",
                                       "edit_visitor_email": "tom@example.com", "edit_message": "Edited."})

@@ -282,3 +282,63 @@ async def test_a_model_made_email_address_is_marked_as_such():
     assert created and not created_again and again.pk == approval.pk
     assert approval.argument_origins == {"visitor_name": "typed", "visitor_email": "model", "message": "typed"}
     assert len(approval.arguments_sha256) == 64
+
+
+async def test_a_request_the_thread_never_heard_of_is_still_carried_out():
+    """The run that wrote the row died before its checkpoint: the decision still happens."""
+    @database_sync_to_async
+    def orphan():
+        conversation = conversation_create()
+        approval, _ = services.approval_request(
+            conversation_id=conversation.pk, tool_call_id="call_lost", tool_name="draft_contact_message",
+            arguments={"visitor_name": "Tom", "visitor_email": None, "message": "hello"})
+        decide(approval.pk, "approve")
+        return approval
+
+    approval = await orphan()
+    outcome, events = await resume(approval.pk)
+    assert outcome == "done_without_thread" and events[0]["status"] == "approved"
+    [message] = await contact_messages()
+    assert message.body == "hello"
+    approval = await database_sync_to_async(PendingApproval.objects.get)(pk=approval.pk)
+    assert approval.resume_status == "done" and "did not wait" in approval.resume_error
+
+
+async def test_a_busy_conversation_postpones_the_resume_without_using_an_attempt():
+    from chat.locks import conversation_lock
+    from chat.services import ResumeBusy
+
+    _, _, conversation = await ask(TOM)
+    [approval] = await approvals_of(conversation)
+    await adecide(approval.pk, "approve")
+    async with conversation_lock(conversation.pk):  # a visitor's turn is running
+        with pytest.raises(ResumeBusy):
+            await resume(approval.pk)
+    await database_sync_to_async(services.approval_resume_finished)(approval_id=approval.pk, busy=True)
+    approval = await database_sync_to_async(PendingApproval.objects.get)(pk=approval.pk)
+    assert approval.resume_attempts == 0 and approval.resume_status == "queued"
+    assert (await resume(approval.pk))[0] == "resumed"
+
+
+async def test_a_provider_that_reuses_tool_call_ids_still_gets_one_request_per_ask():
+    class SameIds(OfflineProvider):
+        async def complete(self, request, on_token):
+            result = await super().complete(request, on_token)
+            for call in result.tool_calls:
+                call.id = "call_0"  # numbered per response, as some providers do
+            return result
+
+    provider = SameIds(owner="Mira Jansen")
+    conversation = await database_sync_to_async(conversation_create)()
+
+    async def emit(event: dict) -> None:
+        pass
+
+    await turn_run(conversation_id=conversation.pk, text=TOM, emit=emit, provider=provider)
+    [first] = await approvals_of(conversation)
+    await adecide(first.pk, "reject", reason="no")
+    await approval_resume(approval_id=first.pk, emit=emit, provider=provider)
+    await turn_run(conversation_id=conversation.pk, text=TOM, emit=emit, provider=provider)
+    approvals = await approvals_of(conversation)
+    assert [a.status for a in approvals] == ["rejected", "pending"]
+    assert approvals[1].tool_call_id != first.tool_call_id

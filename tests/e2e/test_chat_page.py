@@ -52,6 +52,21 @@ def server(kb, tmp_path):
     process.wait(timeout=20)
 
 
+@pytest.fixture
+def worker(server, tmp_path):
+    """The background worker, as `make run` starts it beside daphne."""
+    sd = connection.settings_dict
+    env = dict(os.environ, DATABASE_URL=f"postgresql://{sd['USER']}:{sd['PASSWORD']}@{sd['HOST']}:{sd['PORT']}/"
+               f"{sd['NAME']}", TWIN_PROVIDER="offline", DJANGO_SETTINGS_MODULE="twinsite.settings",
+               TWIN_WORKER_SWEEP_SECONDS="2")
+    log = (tmp_path / "worker.log").open("w")
+    process = subprocess.Popen([sys.executable, "manage.py", "twin_worker", "--interval", "0.2"], cwd=ROOT, env=env,
+                               stdout=log, stderr=subprocess.STDOUT)
+    yield process
+    process.terminate()
+    process.wait(timeout=20)
+
+
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed (.ci/run installs it)")
 def test_question_streams_token_by_token_with_a_citation_and_survives_reload(server, tmp_path):
     from playwright.sync_api import sync_playwright
@@ -83,3 +98,41 @@ def test_question_streams_token_by_token_with_a_citation_and_survives_reload(ser
         assert page.locator(".msg.user").last.inner_text() == "What has she built?"
         assert "[source: " in page.locator(".msg.assistant").last.inner_text()
         browser.close()
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed (.ci/run installs it)")
+def test_owner_approves_in_the_admin_and_the_open_chat_updates_without_a_reload(server, worker, tmp_path):
+    from django.contrib.auth.models import User
+    from playwright.sync_api import sync_playwright
+
+    from approvals.models import ContactMessage
+
+    User.objects.create_superuser("owner", password="owner-pass-123")
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        visitor = browser.new_context().new_page()
+        visitor.goto(server + "/")
+        visitor.wait_for_function("!document.querySelector('#send').disabled")
+        visitor.fill("#question", "Kun je een bericht doorsturen? Ik ben Anna, anna@example.com.")
+        visitor.press("#question", "Enter")
+        visitor.locator(".approval.pending").wait_for(timeout=30_000)
+        visitor.wait_for_function("!document.querySelector('#send').disabled")
+        assert "er is nog niets verstuurd" in visitor.locator(".msg.assistant").last.inner_text()
+
+        owner = browser.new_context().new_page()
+        owner.goto(server + "/admin/login/")
+        owner.fill("#id_username", "owner")
+        owner.fill("#id_password", "owner-pass-123")
+        owner.click("input[type=submit]")
+        assert "1 contact request waiting" in owner.locator("#pending-approvals").inner_text()
+        owner.click("#pending-approvals a")
+        owner.locator("#result_list tbody tr a").first.click()
+        owner.click("input[name=_approve]")
+        assert "approved" in owner.locator(".messagelist").inner_text()
+
+        visitor.locator(".approval.approved").wait_for(timeout=30_000)  # pushed by the worker
+        visitor.wait_for_function("document.querySelectorAll('.msg.assistant').length >= 2")
+        visitor.screenshot(path=str(tmp_path / "approved.png"), full_page=True)
+        assert "heeft je bericht goedgekeurd" in visitor.locator(".msg.assistant").last.inner_text()
+        browser.close()
+    assert ContactMessage.objects.count() == 1
