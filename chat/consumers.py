@@ -25,6 +25,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
     conversation_id: uuid.UUID | None = None
     group: str = ""
     turn: asyncio.Task | None = None
+    answered: bool = False
 
     async def connect(self) -> None:
         raw = self.scope["url_route"]["kwargs"]["conversation_id"]
@@ -61,6 +62,8 @@ class ChatConsumer(AsyncWebsocketConsumer):
         await self.send_event({"type": "error", "in_turn": False, "code": code, "message": message})
 
     async def send_event(self, event: dict) -> None:
+        if event.get("type") == "done":
+            self.answered = True  # the visitor has the whole answer; the turn is only cleaning up
         await self.send(text_data=json.dumps(event, ensure_ascii=False))
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
@@ -82,13 +85,17 @@ class ChatConsumer(AsyncWebsocketConsumer):
             await self.error("too_long", f"Questions are limited to {settings.TWIN_MAX_QUESTION_CHARS} "
                              "characters.")
             return
-        if self.turn is not None and not self.turn.done():
+        previous = self.turn
+        if previous is not None and not previous.done() and not self.answered:
             await self.error("busy", "Wait for the current answer to finish.")
             return
         # A task, so the consumer keeps handling frames (a second ask is answered "busy").
-        self.turn = asyncio.create_task(self._run(self.conversation_id, text.strip()))
+        self.answered = False
+        self.turn = asyncio.create_task(self._run(self.conversation_id, text.strip(), after=previous))
 
-    async def _run(self, conversation_id: uuid.UUID, text: str) -> None:
+    async def _run(self, conversation_id: uuid.UUID, text: str, after: asyncio.Task | None = None) -> None:
+        if after is not None:
+            await asyncio.wait([after])  # the previous turn sent "done" and is releasing its lock
         try:
             await turn_run(conversation_id=conversation_id, text=text, emit=self.send_event)
         except TurnRejected as exc:

@@ -106,6 +106,7 @@ class AgentTrace(models.Model):
     system_prompt = models.ForeignKey(PromptSnapshot, null=True, blank=True, on_delete=models.PROTECT)
     knowledge_sha256 = models.CharField(max_length=64, blank=True)
     retrieved = models.JSONField(default=list, blank=True)
+    guard = models.JSONField(default=dict, blank=True, help_text="The input guards' verdict and semantic scores.")
     tool_calls = models.JSONField(default=list, blank=True)
     provider_responses = models.JSONField(default=list, blank=True)
     node_latency_ms = models.JSONField(default=dict, blank=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 
 from django.conf import settings
@@ -35,3 +36,10 @@ def scrub(value: object) -> object:
     if isinstance(value, list | tuple):
         return [scrub(item) for item in value]
     return value
+
+
+class ScrubbingFormatter(logging.Formatter):
+    """Log lines (with their tracebacks) scrubbed like traces: no secrets, no sensitive numbers."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return scrub_text(super().format(record))

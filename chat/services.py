@@ -40,6 +40,7 @@ from chat.providers.base import Provider
 from chat.providers.pricing import round_usd
 from chat.scrub import scrub, scrub_text
 from chat.texts import text as say
+from guards.rules import mask_sensitive
 
 log = logging.getLogger(__name__)
 Emit = Callable[[dict], Awaitable[None]]
@@ -109,6 +110,7 @@ def turn_record(*, conversation_id: uuid.UUID | str, user_message: Message | Non
     AgentTrace.objects.create(
         message=message, turn=turn, provider=recorder.provider, model=recorder.model, system_prompt=prompt,
         knowledge_sha256=recorder.knowledge_sha256, retrieved=scrub(recorder.retrieved),
+        guard=scrub({"verdict": state.get("guard"), "semantic": recorder.guard_scores}),
         tool_calls=scrub(recorder.tool_calls), provider_responses=scrub(recorder.provider_responses),
         node_latency_ms=recorder.node_latency_ms, input_tokens=usage.input_tokens,
         cached_tokens=usage.cached_tokens, output_tokens=usage.output_tokens, cost_usd=cost,
@@ -147,7 +149,7 @@ async def compiled_graph() -> CompiledStateGraph:
 
 
 async def turn_run(*, conversation_id: uuid.UUID | str, text: str, emit: Emit,
-                   provider: Provider | None = None) -> TurnResult:
+                   provider: Provider | None = None, visitor_ip: str = "") -> TurnResult:
     """Run one visitor turn end to end. Raises TurnRejected before anything runs.
 
     One turn at a time per conversation, across processes (two tabs, two daphne processes, the
@@ -155,19 +157,25 @@ async def turn_run(*, conversation_id: uuid.UUID | str, text: str, emit: Emit,
     """
     try:
         async with conversation_lock(conversation_id):
+            # Card and account numbers never reach a table, the checkpoint or a log: only the
+            # guards see the text as typed (through the run's context).
+            masked = mask_sensitive(text)
             user_message = await database_sync_to_async(message_create_user)(
-                conversation_id=conversation_id, text=text)
-            return await _run(conversation_id, {"messages": [{"role": "user", "content": text}]}, emit,
-                              provider or get_provider(), user_message=user_message)
+                conversation_id=conversation_id, text=masked)
+            return await _run(conversation_id, {"messages": [{"role": "user", "content": masked}]}, emit,
+                              provider or get_provider(), user_message=user_message, raw_question=text,
+                              visitor_ip_hash=ip_hash(visitor_ip))
     except ConversationBusy:
         raise TurnRejected("busy", "Wait for the current answer to finish.") from None
 
 
 async def _run(conversation_id: uuid.UUID | str, graph_input: dict | Command | None, emit: Emit,
-               provider: Provider, *, user_message: Message | None) -> TurnResult:
+               provider: Provider, *, user_message: Message | None, raw_question: str = "",
+               visitor_ip_hash: str = "") -> TurnResult:
     """Stream one run of the thread (a visitor's turn or a resume) and record it as a turn."""
     recorder = TurnRecorder(provider=provider.name, model=provider.model)
-    context = TurnContext(provider=provider, recorder=recorder, conversation_id=str(conversation_id))
+    context = TurnContext(provider=provider, recorder=recorder, conversation_id=str(conversation_id),
+                          raw_question=raw_question, visitor_ip_hash=visitor_ip_hash)
     config = {"configurable": {"thread_id": str(conversation_id)}}
     lang = detect_language(user_message.content if user_message else "")
 

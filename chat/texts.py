@@ -10,8 +10,10 @@ TEXTS: dict[str, dict[str, str]] = {
         # refusals (no model was called)
         "refuse.injection": "I can only answer questions about {owner}'s work, and I won't change how I work. "
                             "What would you like to know about {owner}?",
-        "refuse.card_number": "Please don't share card numbers here. Ask me about {owner}'s work instead.",
-        "refuse.iban": "Please don't share bank account numbers here. Ask me about {owner}'s work instead.",
+        "refuse.card_number": "Please don't share card numbers here: I've masked it, so it is not kept in this "
+                              "conversation. Ask me about {owner}'s work instead.",
+        "refuse.iban": "Please don't share bank account numbers here: I've masked it, so it is not kept in this "
+                       "conversation. Ask me about {owner}'s work instead.",
         "refuse.off_topic": "I'm {owner}'s digital twin: I answer questions about {owner}'s work, projects and "
                             "availability, not other tasks. Ask {owner} directly for anything else.",
         "refuse.budget": "I've reached today's limit for answering questions. Please come back tomorrow, "
@@ -40,9 +42,10 @@ TEXTS: dict[str, dict[str, str]] = {
     "nl": {
         "refuse.injection": "Ik beantwoord alleen vragen over het werk van {owner}, en ik verander mijn werkwijze "
                             "niet. Wat wil je weten over {owner}?",
-        "refuse.card_number": "Deel hier alsjeblieft geen kaartnummers. Vraag me liever iets over het werk van "
-                              "{owner}.",
-        "refuse.iban": "Deel hier alsjeblieft geen rekeningnummers. Vraag me liever iets over het werk van {owner}.",
+        "refuse.card_number": "Deel hier alsjeblieft geen kaartnummers: ik heb het gemaskeerd, dus het wordt niet "
+                              "bewaard in dit gesprek. Vraag me liever iets over het werk van {owner}.",
+        "refuse.iban": "Deel hier alsjeblieft geen rekeningnummers: ik heb het gemaskeerd, dus het wordt niet "
+                       "bewaard in dit gesprek. Vraag me liever iets over het werk van {owner}.",
         "refuse.off_topic": "Ik ben de digitale tweeling van {owner}: ik beantwoord vragen over het werk, de "
                             "projecten en de beschikbaarheid van {owner}, geen andere taken.",
         "refuse.budget": "Het dagbudget voor vragen is op. Kom morgen terug, of vraag me een bericht aan {owner} "

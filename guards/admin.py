@@ -1,4 +1,9 @@
+import datetime as dt
+
 from django.contrib import admin
+from django.db.models import Count
+from django.db.models.functions import TruncDate
+from django.utils import timezone
 
 from guards.models import GuardIncident
 from twinsite.admin_base import ReadOnlyAdmin
@@ -6,12 +11,30 @@ from twinsite.admin_base import ReadOnlyAdmin
 
 @admin.register(GuardIncident)
 class GuardIncidentAdmin(ReadOnlyAdmin):
-    list_display = ("created_at", "guard", "rule", "excerpt_short", "conversation")
-    list_filter = ("guard", "rule", "created_at")
-    search_fields = ("excerpt",)
+    list_display = ("created_at", "guard", "rule", "view", "matched", "excerpt_short", "conversation", "ip_short")
+    list_filter = ("guard", "rule", "view", "created_at")
+    search_fields = ("excerpt", "matched", "rule", "ip_hash")
     date_hierarchy = "created_at"
-    readonly_fields = ("created_at", "guard", "rule", "excerpt", "conversation")
+    readonly_fields = ("created_at", "guard", "rule", "view", "matched", "excerpt", "conversation", "ip_hash")
+    change_list_template = "admin/guards/guardincident/change_list.html"
 
-    @admin.display(description="input")
+    @admin.display(description="input (masked)")
     def excerpt_short(self, obj) -> str:
         return obj.excerpt[:100]
+
+    @admin.display(description="IP (hashed)")
+    def ip_short(self, obj) -> str:
+        return obj.ip_hash[:10]
+
+    def changelist_view(self, request, extra_context=None):
+        since = timezone.localdate() - dt.timedelta(days=13)
+        rows = (GuardIncident.objects.filter(created_at__date__gte=since)
+                .annotate(day=TruncDate("created_at")).values("day", "guard").annotate(n=Count("id")))
+        guards = sorted({r["guard"] for r in rows})
+        table: dict = {}
+        for r in rows:
+            table.setdefault(r["day"], dict.fromkeys(guards, 0))[r["guard"]] = r["n"]
+        daily = [(day, [counts[g] for g in guards], sum(counts.values())) for day, counts in sorted(table.items(),
+                                                                                                    reverse=True)]
+        return super().changelist_view(request, {**(extra_context or {}), "daily_guards": guards,
+                                                 "daily_counts": daily})

@@ -12,6 +12,7 @@ class GuardIncident(models.Model):
         BUDGET = "budget"
         TOO_LONG = "too_long"
         TURN_LIMIT = "turn_limit"
+        RATE_LIMIT = "rate_limit"
 
     conversation = models.ForeignKey(
         "chat.Conversation", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -19,6 +20,10 @@ class GuardIncident(models.Model):
     guard = models.CharField(max_length=20, choices=Guard.choices, db_index=True)
     rule = models.CharField(max_length=60, blank=True)
     excerpt = models.TextField(blank=True, help_text="The input, with sensitive numbers masked.")
+    matched = models.CharField(max_length=200, blank=True, help_text="What the rule matched (masked).")
+    view = models.CharField(max_length=20, blank=True, help_text="plain, joined, leet, base64, squashed, reversed "
+                                                               "or embedding (the semantic screen).")
+    ip_hash = models.CharField(max_length=64, blank=True, db_index=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     class Meta:

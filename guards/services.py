@@ -9,7 +9,9 @@ from guards.rules import mask_sensitive
 
 
 @transaction.atomic
-def incident_record(*, guard: str, rule: str, text: str, conversation_id: uuid.UUID | str | None) -> GuardIncident:
+def incident_record(*, guard: str, rule: str, text: str, conversation_id: uuid.UUID | str | None,
+                    matched: str = "", view: str = "", ip_hash: str = "") -> GuardIncident:
     return GuardIncident.objects.create(
-        guard=guard, rule=rule, excerpt=mask_sensitive(text)[:1000], conversation_id=conversation_id
+        guard=guard, rule=rule, excerpt=mask_sensitive(text)[:1000], conversation_id=conversation_id,
+        matched=mask_sensitive(matched)[:200], view=view[:20], ip_hash=ip_hash,
     )

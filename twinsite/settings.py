@@ -171,7 +171,9 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    # Scrubbed: API keys, card and account numbers never reach the log, exceptions included.
+    "formatters": {"plain": {"()": "chat.scrub.ScrubbingFormatter",
+                             "format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_choice(
         "LOG_LEVEL", "info", ("debug", "info", "warning", "error")).upper()},
@@ -225,7 +227,10 @@ TWIN_TOOL_TIMEOUT = env_float("TWIN_TOOL_TIMEOUT", 10.0, minimum=0.1)
 TWIN_HISTORY_TOKENS = env_int("TWIN_HISTORY_TOKENS", 2000, minimum=0)
 TWIN_TOOL_RESULT_VIEW_CHARS = env_int("TWIN_TOOL_RESULT_VIEW_CHARS", 8000, minimum=200)
 TWIN_GROUNDEDNESS_CHARS = env_int("TWIN_GROUNDEDNESS_CHARS", 300, minimum=50)
-TWIN_MAX_QUESTION_CHARS = env_int("TWIN_MAX_QUESTION_CHARS", 2000, minimum=100)
+TWIN_MAX_QUESTION_CHARS = env_int("TWIN_MAX_QUESTION_CHARS", 2000, minimum=100, maximum=2000)
+# The semantic guard blocks when a question is this much closer (cosine) to the attack exemplars
+# than to the benign ones; 0 switches it off. Calibrated in docs/GUARDS.md.
+TWIN_SEMANTIC_MARGIN = env_float("TWIN_SEMANTIC_MARGIN", 0.01, minimum=0.0)
 TWIN_MAX_TURNS = env_int("TWIN_MAX_TURNS", 40, minimum=1)
 TWIN_TRACE_RETENTION_DAYS = env_int("TWIN_TRACE_RETENTION_DAYS", 90, minimum=1)
 

@@ -7,7 +7,7 @@ import asyncio
 import json
 import logging
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from channels.db import database_sync_to_async
@@ -19,6 +19,7 @@ from approvals import services as approval_services
 from budget import services as budget_services
 from chat.agent import context as view
 from chat.agent.prompts import system_prompt
+from chat.agent.screening import semantic_verdict
 from chat.agent.state import AgentState
 from chat.agent.tools import TOOLS, ToolContext, is_high_risk, tool_schemas
 from chat.agent.trace import TurnRecorder
@@ -29,7 +30,9 @@ from chat.providers.base import ChatRequest, Provider, ProviderError
 from chat.texts import text as say
 from guards import rules as guard_rules
 from guards import services as guard_services
+from guards.rules import mask_sensitive
 from knowledge import selectors as knowledge
+from knowledge.embedders import embed_query, get_embedders
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +44,13 @@ class TurnContext:
     provider: Provider
     recorder: TurnRecorder
     conversation_id: str
+    # The visitor's words as typed, for the guards only: the state and every table keep the
+    # masked form (card and account numbers redacted). Never stored.
+    raw_question: str = ""
+    visitor_ip_hash: str = ""
+    # The question's embeddings (per model), computed once for the semantic guard and reused by
+    # the search tool when it searches for the question itself.
+    query_vectors: dict = field(default_factory=dict)
 
 
 REFUSAL_KINDS = frozenset({"injection", "card_number", "iban", "off_topic", "budget"})
@@ -61,9 +71,22 @@ async def guard_input(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
     }
     if await database_sync_to_async(budget_services.budget_exhausted)():
         return reset | {"guard": {"guard": "budget", "rule": "daily_limit"}}
-    verdict = guard_rules.screen(question)
+    ctx = runtime.context
+    typed = ctx.raw_question or question
+    # Patterns and checksums: a few milliseconds on long input, so off the event loop.
+    verdict = await asyncio.to_thread(guard_rules.screen, typed)
+    if verdict is None and typed.strip():
+        embedders = get_embedders()
+        vectors = await asyncio.to_thread(embed_query, embedders, question)
+        ctx.query_vectors[question] = vectors
+        verdict, score = await asyncio.to_thread(semantic_verdict, embedders[0], vectors[embedders[0].name])
+        if score is not None:
+            ctx.recorder.guard_scores = {"attack": round(score.attack, 4), "benign": round(score.benign, 4),
+                                         "margin": round(score.margin, 4), "nearest_attack": score.nearest_attack,
+                                         "nearest_benign": score.nearest_benign}
     if verdict is not None:
-        return reset | {"guard": {"guard": verdict.guard, "rule": verdict.rule}}
+        return reset | {"guard": {"guard": verdict.guard, "rule": verdict.rule, "view": verdict.view,
+                                  "matched": mask_sensitive(verdict.matched)}}
     return reset
 
 
@@ -79,7 +102,8 @@ async def refuse(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
     question = state.get("question", "")
     await database_sync_to_async(guard_services.incident_record)(
         guard=guard.get("guard", ""), rule=guard.get("rule", ""), text=question,
-        conversation_id=runtime.context.conversation_id,
+        conversation_id=runtime.context.conversation_id, matched=guard.get("matched", ""),
+        view=guard.get("view", ""), ip_hash=runtime.context.visitor_ip_hash,
     )
     kind = guard.get("guard", "")
     text = say(f"refuse.{kind}" if kind in REFUSAL_KINDS else "refuse.off_topic", detect_language(question))
@@ -208,7 +232,8 @@ async def _run_tool(name: str, call_id: str, raw_args: str, approved: set[str],
         args = tool.parse(raw_args)
     except ValueError as exc:
         return {"error": str(exc)}, "invalid"
-    tool_ctx = ToolContext(conversation_id=ctx.conversation_id, tool_call_id=call_id)
+    tool_ctx = ToolContext(conversation_id=ctx.conversation_id, tool_call_id=call_id,
+                           query_vectors=ctx.query_vectors)
     try:
         payload = await asyncio.wait_for(tool.run(args, tool_ctx), timeout=tool.timeout)
     except TimeoutError:

@@ -48,6 +48,7 @@ class ToolContext:
     conversation_id: str
     tool_call_id: str
     retrieved: list[dict] = field(default_factory=list)  # hits seen by this call, for the trace
+    query_vectors: dict = field(default_factory=dict)  # embeddings already computed this turn, by text
 
 
 @dataclass(frozen=True)
@@ -98,8 +99,10 @@ def _hit_payload(hit: knowledge.SearchHit, limit: int) -> dict:
 
 async def _search(args: SearchArgs, ctx: ToolContext) -> dict:
     embedders = get_embedders()
-    # Embedding is CPU work: off the event loop, so other visitors' streams keep flowing.
-    vectors = await asyncio.to_thread(embed_query, embedders, args.query)
+    vectors = ctx.query_vectors.get(args.query)  # the guard embedded the question already
+    if vectors is None:
+        # Embedding is CPU work: off the event loop, so other visitors' streams keep flowing.
+        vectors = await asyncio.to_thread(embed_query, embedders, args.query)
     hits = await database_sync_to_async(knowledge.knowledge_search)(
         args.query, embedders=embedders, query_vectors=vectors
     )

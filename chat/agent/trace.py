@@ -30,6 +30,7 @@ class TurnRecorder:
     error: str = ""
     tokens_forwarded: bool = False
     ledger_entry_id: int | None = None
+    guard_scores: dict = field(default_factory=dict)  # the semantic guard's cosines, for the trace
 
     def add_latency(self, node: str, seconds: float) -> None:
         self.node_latency_ms[node] = self.node_latency_ms.get(node, 0) + round(seconds * 1000)

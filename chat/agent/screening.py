@@ -1,0 +1,51 @@
+"""Screening a visitor's question before the model: the pure pattern guards (``guards.rules``)
+and the semantic screen (``guards.semantic``) on the question's embedding, which is computed
+once here and reused by the search tool for retrieval."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+from django.conf import settings
+
+from guards.rules import Verdict, screen
+from guards.semantic import ExemplarScreen, SemanticScore, load_exemplars
+from knowledge.embedders import E5Embedder, Embedder
+
+_lock = threading.Lock()
+_screens: dict[str, ExemplarScreen] = {}
+
+
+def exemplar_screen(embedder: Embedder) -> ExemplarScreen | None:
+    """The exemplar bank embedded with ``embedder`` (once per process), or None when the screen is
+    off: it is calibrated for multilingual-e5-small, the default primary model."""
+    if settings.TWIN_SEMANTIC_MARGIN <= 0 or embedder.name != E5Embedder.name:
+        return None
+    with _lock:
+        if embedder.name not in _screens:
+            attacks, benign = load_exemplars()
+            _screens[embedder.name] = ExemplarScreen(
+                attacks, np.stack([embedder.query(t) for t in attacks]),
+                benign, np.stack([embedder.query(t) for t in benign]), settings.TWIN_SEMANTIC_MARGIN)
+        screen_ = _screens[embedder.name]
+        screen_.margin = settings.TWIN_SEMANTIC_MARGIN
+        return screen_
+
+
+def semantic_verdict(embedder: Embedder, vector: np.ndarray) -> tuple[Verdict | None, SemanticScore | None]:
+    bank = exemplar_screen(embedder)
+    if bank is None:
+        return None, None
+    score = bank.score(vector)
+    if bank.blocks(score):
+        return Verdict("injection", "semantic", matched=score.nearest_attack[:200], view="embedding"), score
+    return None, score
+
+
+def screen_text(text: str, embedder: Embedder | None = None, vector: np.ndarray | None = None) -> Verdict | None:
+    """Patterns first (cheap), then the semantic screen when a vector is given."""
+    verdict = screen(text)
+    if verdict is None and embedder is not None and vector is not None:
+        verdict, _ = semantic_verdict(embedder, vector)
+    return verdict

@@ -1,0 +1,95 @@
+"""Views of a visitor's text that undo the tricks attackers use before the rules look at it.
+
+Every step is a single pass over the text (linear time): Unicode compatibility folding,
+zero-width and other format characters removed, look-alike letters mapped to Latin, accents
+dropped, case folded, letters spaced or punctuated apart joined again, and leetspeak decoded.
+Hidden payloads are decoded too: base64 runs and the text reversed. The rules run on every view.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+import unicodedata
+from dataclasses import dataclass
+
+# Cyrillic and Greek letters that look like Latin ones (the usual homoglyph substitutions).
+_CONFUSABLES = str.maketrans({
+    "а": "a", "в": "b", "е": "e", "ё": "e", "к": "k", "м": "m", "н": "h", "о": "o", "р": "p", "с": "c",
+    "т": "t", "у": "y", "х": "x", "і": "i", "ї": "i", "ј": "j", "ѕ": "s", "ԁ": "d", "ɡ": "g", "һ": "h",
+    "α": "a", "β": "b", "ε": "e", "η": "n", "ι": "i", "κ": "k", "ν": "v", "ο": "o", "ρ": "p", "τ": "t",
+    "υ": "u", "χ": "x", "ω": "w", "ƅ": "b", "ı": "i", "ł": "l", "ø": "o", "ß": "ss",
+})
+_LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "8": "b", "@": "a",
+                       "$": "s", "€": "e"})
+# Single letters separated by spaces or punctuation: "i g n o r e", "i.g.n.o.r.e", "i-g-n-o-r-e".
+# One separator between the letters; a wider gap (two spaces and more) is a word boundary.
+_SPACED = re.compile(r"\b(?:[a-z](?:[.\-_*/\\|,:;'\"] ?| )){2,}[a-z]\b")
+_SEPARATORS = re.compile(r"[ .\-_*/\\|,:;'\"]")
+_WORD_RUN = re.compile(r"\S+")
+_BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}")
+_SPACE = re.compile(r"\s+")
+
+
+def fold(text: str, *, collapse: bool = True) -> str:
+    """Compatibility-folded, format characters removed, look-alikes mapped, accents dropped,
+    case folded and (unless ``collapse`` is off) whitespace collapsed."""
+    text = unicodedata.normalize("NFKC", text)
+    text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")  # zero-width, bidi marks
+    text = text.casefold().translate(_CONFUSABLES)
+    text = "".join(ch for ch in unicodedata.normalize("NFD", text) if unicodedata.category(ch) != "Mn")
+    return _SPACE.sub(" ", text).strip() if collapse else text
+
+
+def _join_spaced(text: str) -> str:
+    return _SPACED.sub(lambda m: _SEPARATORS.sub("", m.group(0)), text)
+
+
+def _deleet(text: str) -> str:
+    # Only inside words that have letters: "1gn0re" becomes "ignore", "2022" stays a year.
+    def deleet(match: re.Match) -> str:
+        word = match.group(0)
+        return word.translate(_LEET) if any("a" <= ch <= "z" for ch in word) else word
+
+    return _WORD_RUN.sub(deleet, text)
+
+
+def _decoded_base64(text: str) -> list[str]:
+    out = []
+    for match in _BASE64_RUN.finditer(text):
+        chunk = match.group(0)
+        try:
+            raw = base64.b64decode(chunk + "=" * (-len(chunk) % 4), validate=True)
+            decoded = raw.decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError, ValueError):
+            continue
+        if sum(ch.isalpha() or ch == " " for ch in decoded) >= 0.8 * len(decoded):
+            out.append(decoded)
+    return out
+
+
+@dataclass(frozen=True)
+class View:
+    name: str  # plain, joined, leet, base64, squashed, reversed
+    text: str
+
+
+def views(text: str) -> list[View]:
+    """The texts the rules look at, most literal first (duplicates left out)."""
+    plain = fold(text)
+    spaced = fold(text, collapse=False)  # letter-spacing is told from word gaps before collapsing
+    candidates = [View("plain", plain), View("joined", _SPACE.sub(" ", _join_spaced(spaced)).strip()),
+                  View("leet", _SPACE.sub(" ", _join_spaced(_deleet(spaced))).strip())]
+    candidates += [View("base64", fold(decoded)) for decoded in _decoded_base64(text)]
+    # every separator gone: "i.g.n.o.r.e a.l.l" becomes "ignoreall"; only compact rules look here
+    candidates.append(View("squashed", re.sub(r"[^a-z]", "", _deleet(plain))))
+    candidates.append(View("reversed", plain[::-1]))
+    seen: set[tuple[str, bool]] = set()
+    unique = []
+    for view in candidates:
+        key = (view.text, view.name == "squashed")  # the squashed view has rules of its own
+        if key not in seen:
+            seen.add(key)
+            unique.append(view)
+    return unique

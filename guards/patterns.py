@@ -1,0 +1,230 @@
+"""The pattern screens, in English, Dutch and German, over the normalised views.
+
+Rules are sequences of word slots with a bounded number of words between them. Compiled, each
+is a regular expression in which every repetition is bounded and word and non-word runs
+alternate, so matching is linear in the length of the text (tested on pathological input).
+A slot is a list of words; a word ending in ``*`` matches as a prefix (``ignor*``: ignore,
+ignoring, ignoriere).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+def _slot(words: str) -> str:
+    parts = []
+    for raw in words.split():
+        word = raw.replace("_", " ")
+        parts.append(re.escape(word[:-1]) + r"\w*" if word.endswith("*") else re.escape(word))
+    return r"(?:" + "|".join(parts) + r")\b"
+
+
+_POLITE = (r"(?:(?:please|pls|can you|could you|would you|will you|kun je|kunt u|wil je|zou je|"
+           r"kannst du|konnen sie|konntest du|bitte)\W+(?:\w+\W+)??)?")
+
+
+def seq(*slots: str, gap: int = 3, start: bool = False) -> re.Pattern:
+    """Slots in order with at most ``gap`` words between neighbours; ``start``: an imperative, at
+    the start of the text or a sentence, optionally after "please", "can you", "kun je"…"""
+    between = rf"(?:\W+\w+){{0,{gap}}}?\W+"
+    body = between.join(_slot(s) for s in slots)
+    anchor = r"(?:^|[.!?:;\n]\s*)" + _POLITE if start else r"\b"
+    return re.compile(anchor + body)
+
+
+@dataclass(frozen=True)
+class Rule:
+    guard: str  # injection | off_topic
+    rule: str
+    pattern: re.Pattern
+    veto: re.Pattern | None = None  # no hit when the 40 characters before the match fit this
+
+
+# --- vocabulary --------------------------------------------------------------------------------------
+OVERRIDE_VERBS = ("ignor* disregard* forget* overrid* bypass* contrary_to abweichend* entgegen in_afwijking_van "
+                  "don't_listen_to do_not_listen_to hore_nicht_auf hor_nicht_auf luister_niet_naar "
+                  "negeer* vergeet vergeten omzeil* ignoreer* "
+                  "vergiss* vergesse* missacht* ubergeh* verwirf* beachte_nicht")
+EARLIER = ("previous prior above preceding earlier former foregoing initial original all any every "
+           "your these those the vorige voorgaande eerdere bovenstaande alle al je jouw de die deze "
+           "vorherig* bisherig* obig* vorangegangen* alle allen deine ihre diese")
+INSTRUCTIONS = ("instruction* prompt* rule* direction* directive* guideline* guidance command* order* context "
+                "constraint* programming restriction* polic* text information* informatie* document* article* "
+                "source* artikel* quell* bronnen dokument* knowledge_base kennisbank "
+                "instructie* opdracht* regel* aanwijzing* richtlijn* bevel* "
+                "anweisung* befehl* regeln vorgabe* instruktion* richtlini* auftr* aufgabe*")
+REVEAL_VERBS = ("reveal* show* print* repeat* output* tell give list display* leak* dump* spill* "
+                "disclose* write_out recite* what_is what_are what_were respond_with return "
+                "toon laat_zien geef herhaal* noem vertel print wat_is wat_zijn "
+                "zeig* gib nenne wiederhol* verrat* schreib* was_ist was_sind ausgeben")
+PROMPT_TARGETS = (
+                 "system_prompt systemprompt system_message systeemprompt systeembericht "
+                 "initial_prompt initial_instructions initials_instructions original_instructions "
+                 "hidden_instructions hidden_prompt secret_instructions developer_message "
+                 "pre-prompt preprompt instructions_you_were_given instructions_you_have_been_given "
+                 "your_instructions your_prompt your_rules your_guidelines your_configuration "
+                 "your_initial* your_original* your_hidden* your_system* "
+                 "je_instructies jouw_instructies je_prompt je_regels "
+                 "deine_anweisungen ihre_anweisungen deine_instruktionen deinen_prompt deine_regeln")
+TASK_VERBS = ("write generate create compose draft produce make schrijf maak genereer schrijven maken genereren "
+              "schreib schreibe erstelle verfasse schreiben erstellen generieren verfassen formuliere formulate")
+TASK_OBJECTS = ("essay* poem* stor* song* lyrics homework assignment* thesis paper report cover_letter "
+                "blog_post tweet limerick haiku joke* recipe* speech novel* script* program* function* "
+                "class code snippet sql_query regex "
+                "opstel* gedicht* verhaal verhalen liedje* huiswerk scriptie sollicitatiebrief* mop* recept* "
+                "aufsatz* gedicht* geschicht* lied* hausaufgab* bewerbungsschreiben witz* rezept* programm* "
+                "funktion*")
+
+RULES: list[Rule] = [
+    # instruction override: "ignore all previous instructions", "negeer de vorige opdracht"
+    Rule("injection", "override_instructions", seq(OVERRIDE_VERBS, EARLIER, INSTRUCTIONS, gap=3)),
+    Rule("injection", "override_instructions", seq(OVERRIDE_VERBS, INSTRUCTIONS, gap=1)),
+    Rule("injection", "override_above", seq(OVERRIDE_VERBS, "above bovenstaande voorgaande obige obiges "
+                                            "everything alles everything_else all_that_came_before", gap=1)),
+    Rule("injection", "override_instructions", seq(
+        "instructions rules instructies regels anweisungen", "above before", "are_false are_void no_longer "
+        "zijn_ongeldig sind_ungultig do_not_apply", gap=2)),
+    Rule("injection", "override_instructions", seq("start_over start_from_scratch fresh_start "
+                                                   "begin_opnieuw fang_von_vorne", gap=0)),
+    Rule("injection", "override_instructions", seq("leave put set", "previous prior above earlier all",
+                                                   "behind aside", gap=3)),
+    Rule("injection", "new_instructions", seq(
+        "new updated real actual true different nieuwe echte neue wahre", "instruction* task* rule* statement* "
+        "opdracht* instructie* regel* anweisung* aufgabe* auftrag* role rol rolle", gap=1)),
+    Rule("injection", "instead", seq("instead in_plaats_daarvan stattdessen", "write* say* print* output* "
+                                     "publish* schrijf* zeg* publiceer* schreib* sag* ausgeb*", gap=2)),
+    Rule("injection", "hijack_now", seq("now nu nun jetzt", "write* say* print* output* respond* answer* "
+                                        "schrijf* zeg* schreib* sag* antwort*", gap=1, start=True)),
+    Rule("injection", "hijack_now", seq("state_that say_that print_that sag_dass zeg_dat schreib_dass "
+                                        "behaupte_dass", gap=0, start=True)),
+    Rule("injection", "hijack_now", re.compile(r"(?:^|\n)\s*(?:stop|halt|stopp)\s*[-:!]")),
+    Rule("injection", "answer_with", re.compile(
+        r"\b(?:answer|reply|respond|antworte|antwoord|beantworte)\w*\s+(?:only\s+|nur\s+|alleen\s+)?(?:with|mit|met)"
+        r"\s+[\"'\u201c\u201e\u00ab]")),
+    Rule("injection", "override_sources", seq("your_own own eigen eigenen eigene", "knowledge kennis wissen "
+                                              "opinion mening meinung", gap=0)),
+    Rule("injection", "override_sources", seq("do_not don't niet nicht", "look use follow read consult kijk "
+                                              "gebruik schau benutze", "document* article* context source* "
+                                              "artikel* bronnen quell*", gap=3)),
+    Rule("injection", "override_instructions", seq("obig* vorherig* bisherig* vorig* vorangegangen* bovenstaande "
+                                                   "eerdere", "ausfuhrung* anweisung* instruktion* regeln "
+                                                   "aussag* instructie* regels opdracht*", "ignorier* vergess* "
+                                                   "negeer* vergeten", gap=2)),
+    Rule("injection", "override_instructions", re.compile(
+        r"\b(?:oubli|ignor|olvid|dimentic|esquec|zaboravi|zapomnij|unut)\w*\b(?:\W+\w+){0,3}?\W+"
+        r"(?:instructions?|instrucciones|istruzioni|instru[cç][oõ]es|instrukcije|upute|instrukcje|talimat\w*|"
+        r"consignes|r[eè]gles|reglas|regole)\b")),
+    Rule("injection", "prompt_extraction", seq("sentence* words lines zin* satz* satze* zeile* woorden",
+                                               "before above boven vor oberhalb", gap=1)),
+    Rule("injection", "answer_only", seq("respond* answer* reply* antwoord* antworte*", "only alleen "
+                                         "uitsluitend nur", "with met mit", gap=1)),
+    # system-prompt extraction
+    Rule("injection", "prompt_extraction", seq(REVEAL_VERBS, PROMPT_TARGETS, gap=4)),
+    Rule("injection", "prompt_extraction", seq("what how wat hoe was wie", "were was are is waren zijn ware "
+                                               "lauteten lauten sind", "you your je jij du dir ihnen",
+                                               "told instructed given programmed verteld opgedragen "
+                                               "gesagt aufgetragen", gap=2)),
+    Rule("injection", "prompt_extraction", seq("everything all alles", "above before written erboven "
+                                               "hierboven oben davor", gap=2, start=True)),
+    Rule("injection", "prompt_extraction", seq("text tekst texte", "above hierboven erboven oben", gap=1)),
+    # role-play jailbreaks
+    Rule("injection", "roleplay", seq("you_are_now you're_now from_now_on you_will_now you_must_now "
+                                      "je_bent_nu vanaf_nu jij_bent_nu du_bist_jetzt du_bist_nun "
+                                      "ab_jetzt ab_sofort sie_sind_jetzt sie_sind_nun", gap=0)),
+    Rule("injection", "roleplay", seq("pretend_to pretend_you roleplay* role-play* impersonat* "
+                                      "doe_alsof speel_de_rol tu_so spiel_die_rolle", gap=0)),
+    Rule("injection", "roleplay", seq("act behave gedraag_je verhalte_dich", "as like als wie", gap=0,
+                                      start=True)),
+    Rule("injection", "roleplay", seq("dass_sie dass_du dat_je", "als", "fungier* agier* handel* "
+                                      "optre* fungeer* auftret* auftreten", gap=4)),
+    Rule("injection", "roleplay", seq("be become imagine word stel_je_voor sei werde stell_dir_vor",
+                                      "a an een ein eine you je du", gap=0, start=True)),
+    Rule("injection", "roleplay", seq("enable enter activate switch_to turn_on in", "developer_mode dev_mode "
+                                      "god_mode godmode unrestricted_mode", gap=1)),
+    Rule("injection", "roleplay", seq("you_are jij_bent je_bent du_bist sie_sind", "a an the een de het ein "
+                                      "eine der die das", gap=0, start=True)),
+    Rule("injection", "roleplay", seq("safe_mode_off safety_off filters_off safety_mode_off "
+                                      "sicherheitsmodus_aus veilige_modus_uit", gap=0)),
+    Rule("injection", "roleplay", seq("jailbroken jailbreak_mode "
+                                      "dan_mode do_anything_now unrestricted_ai unfiltered_ai uncensored "
+                                      "ontwikkelaarsmodus entwicklermodus no_restrictions_apply "
+                                      "without_any_restrictions zonder_enige_beperking ohne_jegliche "
+                                      "evil_confidant stay_in_character blijf_in_je_rol bleib_in_der_rolle",
+                                      gap=0)),
+    Rule("injection", "roleplay", seq("i_want_you_to ich_mochte_dass_sie ich_mochte_dass_du ik_wil_dat_je",
+                                      "act fungieren agieren spielen spelen pretend handelst optreden", gap=3)),
+    Rule("injection", "roleplay", seq("now nu jetzt nun okay ok", "you_are you're je_bent jij_bent du_bist "
+                                      "bist_du sie_sind", gap=0)),
+    Rule("injection", "roleplay", seq("you_are_no_longer you_are_no you're_no_longer je_bent_geen "
+                                      "je_bent_niet_langer du_bist_kein du_bist_keine du_bist_nicht_mehr", gap=0)),
+    Rule("injection", "roleplay", seq("act behave", "as", "a an my the", gap=0),
+         veto=re.compile(r"\b(?:she|he|they|her|him|ze|zij|hij|haar|sie|er|ihr)\b(?:\W+\w+){0,3}\W*$")),
+    Rule("injection", "roleplay", seq("answer* respond* reply* writ* antwort* beantwort* schreib* schrijf*",
+                                      "in_the_style_of in_the_voice_of as_if_you_were in_de_stijl_van "
+                                      "im_stil_von im_stile", gap=4)),
+    # fake conversation turns and chat-template markers
+    Rule("injection", "fake_turn", re.compile(
+        r"(?:^|\n|\\n)\s*(?:new\s+|neue\s+|nieuwe\s+)?(?:instructions?|instructies?|anweisung(?:en)?|"
+        r"task|aufgabe|opdracht)\s*:|"
+        r"(?:^|\n)\s*(?:system|assistant|developer|systeem|human|ai)\s*:|<\|?\s*/?\s*(?:system|im_start|"
+        r"im_end|endoftext|assistant|user)\s*\|?>|\[/?inst\]|\[/?system\]|#{2,}\s*(?:instruction|system|"
+        r"response)\b|<<\s*/?sys\s*>>|\[\s*system\s*(?:note|message|prompt)?\s*:")),
+    # clearly off-topic work, asked as a task (not questions about what the owner wrote)
+    Rule("off_topic", "write_for_me", seq(TASK_VERBS, "me a an my the some een mijn mir einen eine ein "
+                                          "meinen meine", TASK_OBJECTS, gap=2, start=True)),
+    Rule("off_topic", "write_for_me", seq(TASK_VERBS, TASK_OBJECTS, gap=0, start=True)),
+    Rule("off_topic", "write_for_me", seq("write schrijf schreib schreibe formuliere formulate compose verfasse",
+                                          "a an me een mij mir ein eine einen for voor fur", gap=0, start=True)),
+    Rule("off_topic", "write_for_me", seq(TASK_OBJECTS, "for_me voor_mij fur_mich", gap=0)),
+    Rule("off_topic", "write_for_me", seq("je u du sie", "een mijn ein eine einen meinen", TASK_OBJECTS,
+                                          "schrijven maken genereren schreiben erstellen verfassen", gap=2)),
+    Rule("off_topic", "homework", seq("my mijn meine mein", "homework huiswerk hausaufgabe* "
+                                      "schoolopdracht* schoolwerk", gap=1)),
+    Rule("off_topic", "homework", seq("do doe mach help", "my mijn meine", "assignment* essay* opdracht* "
+                                      "aufgabe*", gap=1, start=True)),
+    Rule("off_topic", "code_request", seq(TASK_VERBS, "python sql java javascript typescript bash rust "
+                                          "code script programm* function* funktion* functie*", gap=3,
+                                          start=True)),
+    Rule("off_topic", "solve", seq("solve calculate compute los bereken lose berechne", "this the_following "
+                                   "my dit deze mijn diese folgende meine", gap=1, start=True)),
+    Rule("off_topic", "translate", seq("translate vertaal ubersetze uebersetze", "this the_following into "
+                                       "to dit deze naar in diese folgende ins", gap=3, start=True)),
+    Rule("off_topic", "recommend", seq("give recommend suggest geef raad empfiehl gib", "me mij mir",
+                                       "some a een een_paar ein paar", "music movie* film* book* song* "
+                                       "muziek boek* recipe* recept* musik buch*", gap=1)),
+]
+
+
+# For the "squashed" view (letters only, no word boundaries): the core phrases glued together.
+COMPACT_RULES: list[Rule] = [
+    Rule("injection", "override_instructions", re.compile(
+        r"(?:ignore|disregard|forget|negeer|vergeet|ignoriere|vergiss)(?:all|alle|the|de|die|your|je|deine|any)?"
+        r"(?:previous|prior|above|earlier|vorige|eerdere|vorherigen|bisherigen|obigen)?"
+        r"(?:instructions?|prompts?|rules|instructies|regels|anweisungen|regeln|directions)")),
+    Rule("injection", "prompt_extraction", re.compile(
+        r"(?:reveal|show|print|repeat|tell|toon|zeig|gib)(?:me|mij|mir)?(?:your|the|je|de|dein|deinen)?"
+        r"(?:systemprompt|systeemprompt|initialinstructions|hiddeninstructions)")),
+    Rule("injection", "roleplay", re.compile(r"jailbroken|doanythingnow|youarenow(?:dan|an?unrestricted)")),
+]
+
+
+@dataclass(frozen=True)
+class Hit:
+    guard: str
+    rule: str
+    span: tuple[int, int]
+    matched: str
+
+
+def first_hit(text: str, *, guards: tuple[str, ...] = ("injection", "off_topic"), compact: bool = False) -> Hit | None:
+    for rule in COMPACT_RULES if compact else RULES:
+        if rule.guard not in guards:
+            continue
+        match = rule.pattern.search(text)
+        if match and rule.veto is not None and rule.veto.search(text[max(0, match.start() - 40):match.start()]):
+            match = None
+        if match:
+            return Hit(rule.guard, rule.rule, match.span(), match.group(0).strip(" .!?:;\n"))
+    return None
