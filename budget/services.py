@@ -1,19 +1,34 @@
-"""The daily dollar budget. The ledger lives in Postgres, so a restart cannot reset it."""
+"""The daily dollar budget: reserve before each model call, settle after it.
+
+``budget_reserve`` locks the day's meter row, checks the ceiling, the conversation's share and
+the client address's share, and records the call's worst-case cost in one transaction: of
+concurrent turns, only as many pass as the ceiling admits, across processes. ``budget_settle``
+replaces the reservation by the real cost from the provider's usage. A reservation whose turn
+died expires after ``TWIN_BUDGET_RESERVATION_TTL`` and is charged at its reserved amount (the
+provider may have billed it). Any error on this path refuses: fail closed.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 import logging
+import uuid
 from decimal import Decimal
 
 from django.conf import settings
 from django.db import DatabaseError, transaction
-from django.db.models import Sum
+from django.db.models import Case, F, Sum, When
 from django.utils import timezone
 
-from budget.models import LedgerEntry
+from budget.models import BudgetDay, LedgerEntry
 
 log = logging.getLogger(__name__)
+
+
+class BudgetRefused(Exception):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason  # daily_limit | conversation_share | ip_share | unavailable
 
 
 def budget_day(now: dt.datetime | None = None) -> dt.date:
@@ -21,20 +36,114 @@ def budget_day(now: dt.datetime | None = None) -> dt.date:
     return timezone.localdate(now or timezone.now())
 
 
+def _meter(day: dt.date) -> BudgetDay:
+    BudgetDay.objects.bulk_create([BudgetDay(day=day)], ignore_conflicts=True)
+    return BudgetDay.objects.select_for_update().get(day=day)
+
+
+def _expire(meter: BudgetDay, now: dt.datetime) -> None:
+    for entry in LedgerEntry.objects.select_for_update().filter(
+            day=meter.day, status=LedgerEntry.Status.RESERVED, expires_at__lt=now):
+        entry.status = LedgerEntry.Status.EXPIRED
+        entry.amount_usd = entry.reserved_usd
+        entry.settled_at = now
+        entry.save(update_fields=["status", "amount_usd", "settled_at"])
+        meter.reserved_usd -= entry.reserved_usd
+        meter.spent_usd += entry.reserved_usd
+
+
+_COMMITTED = Sum(Case(When(status=LedgerEntry.Status.RESERVED, then=F("reserved_usd")), default=F("amount_usd")))
+
+
 def budget_spent(*, day: dt.date | None = None) -> Decimal:
-    total = LedgerEntry.objects.filter(day=day or budget_day()).aggregate(total=Sum("amount_usd"))["total"]
-    return total or Decimal("0")
+    """Settled spend plus open reservations of the day."""
+    meter = BudgetDay.objects.filter(day=day or budget_day()).first()
+    return (meter.spent_usd + meter.reserved_usd) if meter else Decimal("0")
 
 
 def budget_exhausted() -> bool:
-    """True when today's spend reached the limit. Fails closed: an unreadable ledger is exhausted."""
+    """True when today's spend reached the limit. Fails closed: an unreadable meter is exhausted."""
     try:
         return budget_spent() >= settings.TWIN_DAILY_BUDGET_USD
     except DatabaseError:
-        log.exception("budget ledger unreadable; failing closed")
+        log.exception("budget meter unreadable; failing closed")
         return True
 
 
-@transaction.atomic
-def budget_charge(*, amount_usd: Decimal, turn_id: int | None = None, note: str = "") -> LedgerEntry:
-    return LedgerEntry.objects.create(day=budget_day(), amount_usd=amount_usd, turn_id=turn_id, note=note[:120])
+def budget_reserve(*, amount_usd: Decimal, conversation_id: uuid.UUID | str | None = None, ip_hash: str = "",
+                   note: str = "") -> LedgerEntry:
+    """Reserve a model call's worst-case cost, or raise BudgetRefused."""
+    ceiling = settings.TWIN_DAILY_BUDGET_USD
+    try:
+        with transaction.atomic():
+            now = timezone.now()
+            meter = _meter(budget_day(now))
+            _expire(meter, now)
+            if meter.spent_usd + meter.reserved_usd + amount_usd > ceiling:
+                meter.save()
+                raise BudgetRefused("daily_limit")
+            today = LedgerEntry.objects.filter(day=meter.day)
+            for reason, share, query in (
+                ("conversation_share", settings.TWIN_BUDGET_CONVERSATION_SHARE,
+                 today.filter(conversation_id=conversation_id) if conversation_id else None),
+                ("ip_share", settings.TWIN_BUDGET_IP_SHARE, today.filter(ip_hash=ip_hash) if ip_hash else None),
+            ):
+                if query is not None and share < 1:
+                    used = query.aggregate(total=_COMMITTED)["total"] or Decimal("0")
+                    if used + amount_usd > ceiling * Decimal(str(share)):
+                        meter.save()
+                        raise BudgetRefused(reason)
+            entry = LedgerEntry.objects.create(
+                day=meter.day, status=LedgerEntry.Status.RESERVED, reserved_usd=amount_usd,
+                conversation_id=conversation_id, ip_hash=ip_hash, note=note[:120],
+                expires_at=now + dt.timedelta(seconds=settings.TWIN_BUDGET_RESERVATION_TTL))
+            meter.reserved_usd += amount_usd
+            meter.save()
+            return entry
+    except DatabaseError as exc:
+        log.exception("budget reservation failed; failing closed")
+        raise BudgetRefused("unavailable") from exc
+
+
+def budget_settle(*, entry_id: int, amount_usd: Decimal) -> LedgerEntry:
+    """Replace a reservation by the call's real cost (once: a settled entry stays as it is)."""
+    with transaction.atomic():
+        entry = LedgerEntry.objects.select_for_update().get(pk=entry_id)
+        if entry.status != LedgerEntry.Status.RESERVED:
+            return entry
+        meter = _meter(entry.day)
+        meter.reserved_usd -= entry.reserved_usd
+        meter.spent_usd += amount_usd
+        meter.save()
+        entry.status = LedgerEntry.Status.SETTLED
+        entry.amount_usd = amount_usd
+        entry.settled_at = timezone.now()
+        entry.save(update_fields=["status", "amount_usd", "settled_at"])
+        return entry
+
+
+def budget_charge(*, amount_usd: Decimal, note: str = "", conversation_id: uuid.UUID | str | None = None,
+                  ip_hash: str = "") -> LedgerEntry:
+    """A cost known only afterwards (no reservation): recorded and counted at once."""
+    with transaction.atomic():
+        meter = _meter(budget_day())
+        meter.spent_usd += amount_usd
+        meter.save()
+        return LedgerEntry.objects.create(day=meter.day, status=LedgerEntry.Status.SETTLED, amount_usd=amount_usd,
+                                          conversation_id=conversation_id, ip_hash=ip_hash, note=note[:120],
+                                          settled_at=timezone.now())
+
+
+def reservations_expire() -> int:
+    """Expire the reservations of turns that died (the worker runs this)."""
+    count = 0
+    now = timezone.now()
+    for day in (LedgerEntry.objects.filter(status=LedgerEntry.Status.RESERVED, expires_at__lt=now)
+                .values_list("day", flat=True).distinct()):
+        with transaction.atomic():
+            meter = _meter(day)
+            before = meter.reserved_usd
+            _expire(meter, now)
+            meter.save()
+            count += int(before != meter.reserved_usd)
+    return count

@@ -16,7 +16,12 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
 from chat.models import Conversation
-from chat.services import TurnRejected, conversation_group, turn_run
+from chat.services import TurnRejected, conversation_group, ip_hash, turn_run
+from chat.validation import frame_problem, question_problem
+from chat.views import SESSION_KEY
+from guards import limits
+from guards.services import incident_record
+from twinsite.clientip import client_ip_from_scope
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +31,9 @@ class ChatConsumer(AsyncWebsocketConsumer):
     group: str = ""
     turn: asyncio.Task | None = None
     answered: bool = False
+    socket_registered: bool = False
+    visitor_ip: str = ""
+    ip_key: str = ""
 
     async def connect(self) -> None:
         raw = self.scope["url_route"]["kwargs"]["conversation_id"]
@@ -41,6 +49,21 @@ class ChatConsumer(AsyncWebsocketConsumer):
             await self.error("unknown_conversation", "This conversation does not exist. Reload the page.")
             await self.close(code=4404)
             return
+        # A conversation belongs to the browser session that started it: knowing its id is not enough.
+        session = self.scope.get("session")
+        if session is None or await database_sync_to_async(session.get)(SESSION_KEY) != str(conversation_id):
+            await self.error("forbidden", "This conversation belongs to another visitor. Reload the page.")
+            await self.close(code=4403)
+            return
+        self.visitor_ip = client_ip_from_scope(self.scope)
+        self.ip_key = ip_hash(self.visitor_ip)
+        if not await database_sync_to_async(limits.sockets_open)(
+                key=f"ip:{self.ip_key}", socket_id=self.channel_name[-64:],
+                maximum=settings.TWIN_MAX_SOCKETS_PER_IP):
+            await self.error("rate_limited", "Too many open chats from your address. Close one and reload.")
+            await self.close(code=4429)
+            return
+        self.socket_registered = True
         self.conversation_id = conversation_id
         # Outcomes of the owner's decisions arrive from the worker through the channel layer.
         self.group = conversation_group(conversation_id)
@@ -50,6 +73,8 @@ class ChatConsumer(AsyncWebsocketConsumer):
         # A running turn is left to finish: it is recorded even if nobody is listening.
         if self.conversation_id is not None:
             await self.channel_layer.group_discard(self.group, self.channel_name)
+        if self.socket_registered:
+            await database_sync_to_async(limits.socket_closed)(socket_id=self.channel_name[-64:])
         self.conversation_id = None
 
     async def chat_event(self, message: dict) -> None:
@@ -69,35 +94,43 @@ class ChatConsumer(AsyncWebsocketConsumer):
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         if self.conversation_id is None:
             return
-        try:
-            frame = json.loads(text_data or "")
-        except (TypeError, ValueError):
-            await self.error("bad_json", "Frames must be JSON objects.")
+        problem = frame_problem(text_data, bytes_data)
+        if problem is not None:
+            await self.error(*problem)
             return
+        frame = json.loads(text_data)
         if not isinstance(frame, dict) or frame.get("type") != "ask":
             await self.error("bad_request", 'Send {"type": "ask", "text": "..."}.')
             return
-        text = frame.get("text")
-        if not isinstance(text, str) or not text.strip():
-            await self.error("empty_question", "Ask a question.")
-            return
-        if len(text) > settings.TWIN_MAX_QUESTION_CHARS:
-            await self.error("too_long", f"Questions are limited to {settings.TWIN_MAX_QUESTION_CHARS} "
-                             "characters.")
+        problem = question_problem(frame.get("text"))
+        if problem is not None:
+            await self.error(*problem)
             return
         previous = self.turn
         if previous is not None and not previous.done() and not self.answered:
             await self.error("busy", "Wait for the current answer to finish.")
             return
+        decision = await database_sync_to_async(limits.hit)(
+            f"turn:{self.ip_key}", limits.Limit.parse(settings.TWIN_RATE_TURNS))
+        if not decision.allowed:
+            await database_sync_to_async(incident_record)(
+                guard="rate_limit", rule="turns_per_ip", text="", conversation_id=self.conversation_id,
+                ip_hash=self.ip_key)
+            await self.send_event({"type": "error", "in_turn": False, "code": "rate_limited",
+                                   "retry_after": decision.retry_after,
+                                   "message": f"Too many questions from your address; try again in "
+                                              f"{decision.retry_after} seconds."})
+            return
         # A task, so the consumer keeps handling frames (a second ask is answered "busy").
         self.answered = False
-        self.turn = asyncio.create_task(self._run(self.conversation_id, text.strip(), after=previous))
+        self.turn = asyncio.create_task(self._run(self.conversation_id, frame["text"].strip(), after=previous))
 
     async def _run(self, conversation_id: uuid.UUID, text: str, after: asyncio.Task | None = None) -> None:
         if after is not None:
             await asyncio.wait([after])  # the previous turn sent "done" and is releasing its lock
         try:
-            await turn_run(conversation_id=conversation_id, text=text, emit=self.send_event)
+            await turn_run(conversation_id=conversation_id, text=text, emit=self.send_event,
+                           visitor_ip=self.visitor_ip)
         except TurnRejected as exc:
             await self.error(exc.code, exc.message)
         except Exception:

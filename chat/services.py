@@ -116,8 +116,8 @@ def turn_record(*, conversation_id: uuid.UUID | str, user_message: Message | Non
         cached_tokens=usage.cached_tokens, output_tokens=usage.output_tokens, cost_usd=cost,
         error=scrub_text(recorder.error),
     )
-    if recorder.ledger_entry_id:
-        LedgerEntry.objects.filter(pk=recorder.ledger_entry_id).update(turn=turn)
+    if recorder.ledger_entry_ids:
+        LedgerEntry.objects.filter(pk__in=recorder.ledger_entry_ids).update(turn=turn)
     if outcome == TurnLog.Outcome.DECLINED and user_message is not None:
         UnansweredQuestion.objects.create(
             conversation_id=conversation_id, question=scrub_text(user_message.content), reason="no_source"

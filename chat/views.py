@@ -7,13 +7,22 @@ from django.views.decorators.http import require_POST
 
 from approvals.models import PendingApproval
 from chat.models import Conversation
-from chat.services import conversation_create
+from chat.services import conversation_create, ip_hash
+from guards import limits
+from twinsite.clientip import client_ip_from_request
 
 SESSION_KEY = "twin_conversation"
 
 
-def _client_ip(request: HttpRequest) -> str:
-    return request.META.get("REMOTE_ADDR", "")
+def _limited(request: HttpRequest, name: str, rate: str) -> HttpResponse | None:
+    """A 429 with Retry-After when this client is over ``rate`` for ``name``."""
+    decision = limits.hit(f"{name}:{ip_hash(client_ip_from_request(request))}", limits.Limit.parse(rate))
+    if decision.allowed:
+        return None
+    response = HttpResponse(f"Too many requests from your address; try again in {decision.retry_after} seconds.",
+                            status=429, content_type="text/plain; charset=utf-8")
+    response["Retry-After"] = str(decision.retry_after)
+    return response
 
 
 def chat_page(request: HttpRequest) -> HttpResponse:
@@ -22,7 +31,10 @@ def chat_page(request: HttpRequest) -> HttpResponse:
     if conversation_id := request.session.get(SESSION_KEY):
         conversation = Conversation.objects.filter(pk=conversation_id).first()
     if conversation is None:
-        conversation = conversation_create(visitor_ip=_client_ip(request))
+        # Each new conversation counts: a client without cookies cannot create thousands.
+        if (limited := _limited(request, "conversation", settings.TWIN_RATE_CONVERSATIONS)) is not None:
+            return limited
+        conversation = conversation_create(visitor_ip=client_ip_from_request(request))
         request.session[SESSION_KEY] = str(conversation.pk)
     messages = [m for m in conversation.messages.all() if m.content]
     return render(request, "chat/index.html", {
@@ -40,3 +52,12 @@ def chat_page(request: HttpRequest) -> HttpResponse:
 def new_conversation(request: HttpRequest) -> HttpResponse:
     request.session.pop(SESSION_KEY, None)
     return redirect("chat")
+
+
+def admin_login(request: HttpRequest) -> HttpResponse:
+    """The admin's login, with failed and successful POSTs counted per client address."""
+    from django.contrib import admin
+
+    if request.method == "POST" and (limited := _limited(request, "login", settings.TWIN_RATE_LOGIN)) is not None:
+        return limited
+    return admin.site.login(request)

@@ -31,3 +31,28 @@ class GuardIncident(models.Model):
 
     def __str__(self) -> str:
         return f"{self.guard} at {self.created_at:%Y-%m-%d %H:%M}"
+
+
+class RateCounter(models.Model):
+    """Hits of one limit key (e.g. ``turn:<ip hash>``) in one fixed window; see guards/limits.py."""
+
+    key = models.CharField(max_length=120)
+    window_start = models.BigIntegerField()  # unix seconds
+    hits = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["key", "window_start"], name="ratecounter_key_window")]
+
+    def __str__(self) -> str:
+        return f"{self.key} @ {self.window_start}: {self.hits}"
+
+
+class OpenSocket(models.Model):
+    """A visitor's open WebSocket (per IP hash); expires if its process died without closing it."""
+
+    socket_id = models.CharField(max_length=64, unique=True)
+    key = models.CharField(max_length=120, db_index=True)
+    expires_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return self.key

@@ -122,3 +122,26 @@ async def checkpoint_pool():
 
     yield
     await close_pools()
+
+
+async def session_headers(*conversation_ids, ip: str | None = None) -> list[tuple[bytes, bytes]]:
+    """Origin and a session cookie owning ``conversation_ids`` (the last one is current), as the
+    chat page's browser would send them; ``ip`` as an X-Forwarded-For hop."""
+    from channels.db import database_sync_to_async
+    from django.contrib.sessions.backends.db import SessionStore
+
+    from chat.views import SESSION_KEY
+
+    @database_sync_to_async
+    def create() -> str:
+        store = SessionStore()
+        if conversation_ids:
+            store[SESSION_KEY] = str(conversation_ids[-1])
+        store.create()
+        return store.session_key
+
+    key = await create()
+    headers = [(b"origin", b"http://127.0.0.1:8000"), (b"cookie", f"sessionid={key}".encode())]
+    if ip:
+        headers.append((b"x-forwarded-for", ip.encode()))
+    return headers

@@ -10,16 +10,26 @@ django_asgi_app = get_asgi_application()  # before importing anything that touch
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+from channels.sessions import SessionMiddlewareStack  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
 from chat.routing import websocket_urlpatterns  # noqa: E402
 from knowledge.embedders import get_embedders  # noqa: E402
 
-# Load the embedding models in the background, so the first visitor does not wait for them.
-threading.Thread(target=get_embedders, name="warm-embedders", daemon=True).start()
+
+def _warm() -> None:
+    """Load the embedding models and embed the guard's exemplars in the background, so the first
+    visitor does not wait for them."""
+    from chat.agent.screening import exemplar_screen
+
+    exemplar_screen(get_embedders()[0])
+
+
+threading.Thread(target=_warm, name="warm-embedders", daemon=True).start()
 
 application = ProtocolTypeRouter({
     # One process serves everything, admin CSS included, with no separate static server.
     "http": ASGIStaticFilesHandler(django_asgi_app),
-    "websocket": AllowedHostsOriginValidator(URLRouter(websocket_urlpatterns)),
+    # The session binds a socket to the conversations its browser started.
+    "websocket": AllowedHostsOriginValidator(SessionMiddlewareStack(URLRouter(websocket_urlpatterns))),
 })

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import secrets
 from decimal import Decimal
 from pathlib import Path
@@ -236,6 +237,27 @@ TWIN_TRACE_RETENTION_DAYS = env_int("TWIN_TRACE_RETENTION_DAYS", 90, minimum=1)
 
 # Budget
 TWIN_DAILY_BUDGET_USD = env_decimal("TWIN_DAILY_BUDGET_USD", "2.00", minimum=Decimal("0"))
+# One visitor cannot starve the rest: the most one conversation / one client address may use of a day.
+TWIN_BUDGET_CONVERSATION_SHARE = env_float("TWIN_BUDGET_CONVERSATION_SHARE", 0.10, minimum=0.001)
+TWIN_BUDGET_IP_SHARE = env_float("TWIN_BUDGET_IP_SHARE", 0.25, minimum=0.001)
+TWIN_BUDGET_RESERVATION_TTL = env_duration("TWIN_BUDGET_RESERVATION_TTL", "10m", minimum=60)
+
+# Limits per visitor (client IP), shared by every process through Postgres
+TWIN_TRUSTED_PROXIES = env_int("TWIN_TRUSTED_PROXIES", 0, minimum=0, maximum=5)  # proxies adding X-Forwarded-For
+
+
+def _limit(name: str, default: str) -> str:
+    value = env_str(name, default).strip()
+    if not re.fullmatch(r"[1-9]\d*/\d*[smhd]", value):
+        raise ImproperlyConfigured(f"{name} must look like 20/10m (count/period with s, m, h or d), got {value!r}")
+    return value
+
+
+TWIN_RATE_TURNS = _limit("TWIN_RATE_TURNS", "20/10m")  # chat turns per IP (WebSocket and HTTP)
+TWIN_RATE_CONVERSATIONS = _limit("TWIN_RATE_CONVERSATIONS", "10/10m")  # new conversations per IP
+TWIN_RATE_LOGIN = _limit("TWIN_RATE_LOGIN", "10/10m")  # admin login attempts per IP
+TWIN_MAX_SOCKETS_PER_IP = env_int("TWIN_MAX_SOCKETS_PER_IP", 10, minimum=1)
+TWIN_MAX_FRAME_BYTES = 16_384  # a chat frame is one question of at most 2,000 characters
 
 # Approvals
 TWIN_OWNER_EMAIL = env_str("TWIN_OWNER_EMAIL", "owner@localhost")

@@ -8,5 +8,6 @@ urlpatterns = [
     path("", chat_views.chat_page, name="chat"),
     path("new/", chat_views.new_conversation, name="chat-new"),
     path("api/", api.urls),
+    path("admin/login/", chat_views.admin_login),  # throttled per client address
     path("admin/", admin.site.urls),
 ]

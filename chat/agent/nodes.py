@@ -8,6 +8,7 @@ import json
 import logging
 import uuid
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Literal
 
 from channels.db import database_sync_to_async
@@ -67,7 +68,7 @@ async def guard_input(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
         "turn_start": turn_start, "question": question, "guard": None, "tool_rounds": 0,
         "pending_calls": [], "approved_call_ids": [], "answer": "",
         "citations": [], "unknown_citations": [], "hallucination_risk": False, "outcome": "", "error": None,
-        "queued_approval_id": None, "resolved": None,
+        "queued_approval_id": None, "resolved": None, "budget_refused": None,
     }
     if await database_sync_to_async(budget_services.budget_exhausted)():
         return reset | {"guard": {"guard": "budget", "rule": "daily_limit"}}
@@ -141,19 +142,43 @@ async def generate(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
         runtime.stream_writer({"type": "token", "text": text})
 
     provider = ctx.provider
+    # The budget: reserve this call's worst case atomically with the check, settle to the real
+    # cost afterwards, whatever happens to the call (retries, errors, aborts, approvals).
+    worst_case = pricing.worst_case_usd(provider.name, provider.model, prompt, request.tools, request.max_tokens)
+    entry_id: int | None = None
+    if worst_case > 0:
+        try:
+            entry = await database_sync_to_async(budget_services.budget_reserve)(
+                amount_usd=worst_case, conversation_id=ctx.conversation_id, ip_hash=ctx.visitor_ip_hash,
+                note=f"{provider.name}/{provider.model}")
+        except budget_services.BudgetRefused as refused:
+            text = say("refuse.budget", detect_language(state.get("question") or ""))
+            runtime.stream_writer({"type": "token", "text": text})
+            await database_sync_to_async(guard_services.incident_record)(
+                guard="budget", rule=refused.reason, text=state.get("question") or "",
+                conversation_id=ctx.conversation_id, ip_hash=ctx.visitor_ip_hash)
+            return {"answer": text, "pending_calls": [], "budget_refused": refused.reason}
+        entry_id = entry.pk
+        recorder.ledger_entry_ids.append(entry_id)
     try:
         result = await provider.complete(request, on_token)
     except ProviderError as exc:
         partial = exc.partial
-        if partial is not None:
-            _account(recorder, provider, partial.usage, partial.raw, exc.code)
+        cost = _account(recorder, provider, partial.usage, partial.raw, exc.code) if partial is not None \
+            else Decimal("0")
+        if cost == 0 and (exc.forwarded or recorder.tokens_forwarded):
+            cost = worst_case  # text was produced but no usage came back: charge the worst case
+        await _settle(entry_id, cost)
         code = "aborted" if exc.forwarded or recorder.tokens_forwarded else "provider_error"
         recorder.error = f"{exc.code}: {exc.message}"
         log.warning("provider %s failed (%s): %s", provider.name, code, exc)
         return {"error": {"code": code, "message": exc.message, "provider_code": exc.code},
                 "outcome": "aborted" if code == "aborted" else "error",
                 "answer": partial.text if partial else "", "pending_calls": []}
-    _account(recorder, provider, result.usage, result.raw, result.finish_reason or "")
+    except BaseException:
+        await _settle(entry_id, worst_case)  # cancelled or crashed mid-call: assume it was billed
+        raise
+    await _settle(entry_id, _account(recorder, provider, result.usage, result.raw, result.finish_reason or ""))
 
     # Approvals are keyed by (conversation, call id): a provider that reuses ids across turns
     # (some number them per response) gets fresh ones, consistent in the history it sees next.
@@ -176,12 +201,21 @@ async def generate(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
     return update
 
 
-def _account(recorder: TurnRecorder, provider: Provider, usage, raw: list, finish: str) -> None:
+async def _settle(entry_id: int | None, cost: Decimal) -> None:
+    if entry_id is not None:
+        await database_sync_to_async(budget_services.budget_settle)(entry_id=entry_id,
+                                                                    amount_usd=pricing.round_usd(cost))
+
+
+def _account(recorder: TurnRecorder, provider: Provider, usage, raw: list, finish: str) -> Decimal:
+    """Add one call's usage and cost to the turn; returns the call's cost."""
+    cost = pricing.cost_usd(provider.name, provider.model, usage)
     recorder.usage = recorder.usage + usage
-    recorder.cost_usd += pricing.cost_usd(provider.name, provider.model, usage)
+    recorder.cost_usd += cost
     recorder.provider_responses.append({
         "finish": finish, "usage": vars(usage).copy(), "chunks": list(raw)[:200],
     })
+    return cost
 
 
 def _unapproved_high_risk(state: AgentState) -> list[dict]:
@@ -343,7 +377,7 @@ async def request_approval(state: AgentState, runtime: Runtime[TurnContext]) -> 
     update: dict = {
         "turn_start": len(messages), "question": "", "guard": None, "tool_rounds": 0, "answer": "",
         "citations": [], "unknown_citations": [], "hallucination_risk": False, "outcome": "", "error": None,
-        "queued_approval_id": None,
+        "queued_approval_id": None, "budget_refused": None,
         "awaiting": [a for a in state.get("awaiting") or [] if a["approval_id"] != item["approval_id"]],
         "resolved": {"approval_id": item["approval_id"], "decision": decision["decision"],
                      "reason": str(decision.get("reason") or "")},
@@ -381,8 +415,8 @@ def route_to_end(state: AgentState) -> Literal["request_approval", "__end__"]:
 # --- verify -------------------------------------------------------------------------------------
 
 async def verify(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
-    """Check citations against the knowledge base, flag ungrounded answers, settle the cost."""
-    recorder = runtime.context.recorder
+    """Check citations against the knowledge base and flag ungrounded answers. (Each model call's
+    cost was settled to the budget by ``generate`` itself.)"""
     answer = state.get("answer") or ""
     known = await database_sync_to_async(knowledge.document_urls)()
     cited = cited_titles(answer)
@@ -397,6 +431,8 @@ async def verify(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
     risky = long_answer and not citations and not used_tools
     if state.get("error"):
         outcome = state.get("outcome") or "error"
+    elif state.get("budget_refused"):
+        outcome = "refused"  # the budget stopped the turn before this model call
     elif state.get("resolved"):
         outcome = "approval_resolved"  # the owner's decision, told to the visitor
     elif state.get("queued_approval_id"):
@@ -407,11 +443,6 @@ async def verify(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
         outcome = "declined"  # a short answer without a source: the twin said it does not know
     if citations:
         runtime.stream_writer({"type": "citations", "citations": citations})
-    if recorder.cost_usd > 0:
-        entry = await database_sync_to_async(budget_services.budget_charge)(
-            amount_usd=pricing.round_usd(recorder.cost_usd), note=f"conversation {runtime.context.conversation_id}"
-        )
-        recorder.ledger_entry_id = entry.pk
     update: dict = {"answer": answer, "citations": citations, "unknown_citations": unknown,
                     "hallucination_risk": risky, "outcome": outcome}
     if not state.get("error") and answer:

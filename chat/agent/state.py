@@ -24,6 +24,7 @@ class AgentState(TypedDict, total=False):
     # execution_call_id, tool_name, arguments}]
     awaiting: list[dict]
     queued_approval_id: int | None  # this turn drafted (or found) a request waiting for the owner
+    budget_refused: str | None  # the budget refused a model call of this turn (the reason)
     resolved: dict | None  # this run resumed with the owner's decision {approval_id, decision, reason}
     answer: str
     citations: list[dict]

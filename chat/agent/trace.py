@@ -29,7 +29,7 @@ class TurnRecorder:
     view_tokens: int = 0
     error: str = ""
     tokens_forwarded: bool = False
-    ledger_entry_id: int | None = None
+    ledger_entry_ids: list[int] = field(default_factory=list)  # one per model call
     guard_scores: dict = field(default_factory=dict)  # the semantic guard's cosines, for the trace
 
     def add_latency(self, node: str, seconds: float) -> None:

@@ -14,6 +14,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from chat.providers.base import Usage
+from chat.tokens import approx_tokens
 
 PRICES: dict[str, tuple[str, str, str]] = {
     "offline/offline-extractive": ("0", "0", "0"),
@@ -66,3 +67,15 @@ def cost_usd(provider: str, model: str, usage: Usage) -> Decimal:
 def round_usd(amount: Decimal) -> Decimal:
     """Stored amounts have six decimals; round up so the ledger never under-counts."""
     return amount.quantize(Decimal("0.000001"), rounding=ROUND_CEILING)
+
+
+def worst_case_usd(provider: str, model: str, messages: list[dict], tools: list[dict], max_tokens: int) -> Decimal:
+    """What one call can cost at most: the prompt (estimated generously: a quarter more than
+    the character estimate, plus per-message overhead and the tool schemas) at the uncached
+    input price, and ``max_tokens`` at the output price."""
+    inp, _cached, out = prices_for(provider, model)
+    if not inp and not out:
+        return Decimal("0")
+    prompt = approx_tokens(json.dumps(messages, ensure_ascii=False)) + approx_tokens(json.dumps(tools))
+    prompt = int(prompt * 1.25) + 8 * len(messages)
+    return round_usd((prompt * inp + max_tokens * out) / MILLION)

@@ -18,6 +18,7 @@ from chat.checkpoints import close_pools
 from chat.models import Message, TurnLog
 from chat.providers.offline import OfflineProvider
 from chat.services import ResumeFailed, approval_resume, compiled_graph, conversation_create, turn_run
+from tests.conftest import session_headers
 from twinsite.asgi import application
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("kb", "checkpoint_pool")]
@@ -248,7 +249,7 @@ async def test_the_outcome_is_pushed_to_the_open_socket_through_postgres():
     _, _, conversation = await ask(TOM)
     [approval] = await approvals_of(conversation)
     communicator = WebsocketCommunicator(application, f"/ws/chat/{conversation.pk}/",
-                                         headers=[(b"origin", b"http://127.0.0.1:8000")])
+                                         headers=await session_headers(conversation.pk))
     connected, _ = await communicator.connect()
     assert connected
     try:

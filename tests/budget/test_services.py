@@ -1,11 +1,29 @@
+"""The daily budget: reserve before a model call, settle after it, never overspend."""
+
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
+import threading
 from decimal import Decimal
 
 import pytest
+from channels.db import database_sync_to_async
+from django.db import DatabaseError, connection
+from django.utils import timezone
 
-from budget.services import budget_charge, budget_day, budget_exhausted, budget_spent
+from budget import services
+from budget.models import BudgetDay, LedgerEntry
+from budget.services import (
+    BudgetRefused,
+    budget_charge,
+    budget_day,
+    budget_exhausted,
+    budget_reserve,
+    budget_settle,
+    budget_spent,
+    reservations_expire,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -21,4 +39,134 @@ def test_spend_accumulates_per_local_day_and_fails_closed_at_the_limit(settings)
 
 def test_zero_budget_means_closed(settings):
     settings.TWIN_DAILY_BUDGET_USD = Decimal("0")
+    assert budget_exhausted()
+
+
+def test_reserve_then_settle_to_the_real_cost(settings):
+    settings.TWIN_DAILY_BUDGET_USD = Decimal("1.00")
+    entry = budget_reserve(amount_usd=Decimal("0.40"))
+    meter = BudgetDay.objects.get()
+    assert (meter.reserved_usd, meter.spent_usd) == (Decimal("0.40"), 0)
+    assert budget_spent() == Decimal("0.40")  # reservations count against the ceiling
+    with pytest.raises(BudgetRefused, match="daily_limit"):
+        budget_reserve(amount_usd=Decimal("0.61"))
+    budget_settle(entry_id=entry.pk, amount_usd=Decimal("0.05"))
+    budget_settle(entry_id=entry.pk, amount_usd=Decimal("0.99"))  # settling twice changes nothing
+    meter.refresh_from_db()
+    assert (meter.reserved_usd, meter.spent_usd) == (0, Decimal("0.05"))
+    assert LedgerEntry.objects.get(pk=entry.pk).status == "settled"
+    budget_reserve(amount_usd=Decimal("0.61"))  # room again
+
+
+def test_a_dead_turns_reservation_expires_at_its_worst_case(settings):
+    entry = budget_reserve(amount_usd=Decimal("0.30"))
+    LedgerEntry.objects.filter(pk=entry.pk).update(expires_at=timezone.now() - dt.timedelta(seconds=1))
+    assert reservations_expire() == 1
+    entry.refresh_from_db()
+    meter = BudgetDay.objects.get()
+    assert (entry.status, entry.amount_usd) == ("expired", Decimal("0.30"))
+    assert (meter.reserved_usd, meter.spent_usd) == (0, Decimal("0.30"))
+
+
+def test_one_visitor_cannot_starve_the_rest(settings):
+    from chat.services import conversation_create
+
+    settings.TWIN_DAILY_BUDGET_USD = Decimal("1.00")
+    settings.TWIN_BUDGET_CONVERSATION_SHARE = 0.2
+    settings.TWIN_BUDGET_IP_SHARE = 0.3
+    first, second = conversation_create(), conversation_create()
+    budget_reserve(amount_usd=Decimal("0.15"), conversation_id=first.pk, ip_hash="ip-a")
+    with pytest.raises(BudgetRefused, match="conversation_share"):
+        budget_reserve(amount_usd=Decimal("0.10"), conversation_id=first.pk, ip_hash="ip-a")
+    budget_reserve(amount_usd=Decimal("0.15"), conversation_id=second.pk, ip_hash="ip-a")
+    with pytest.raises(BudgetRefused, match="ip_share"):
+        budget_reserve(amount_usd=Decimal("0.10"), conversation_id=conversation_create().pk, ip_hash="ip-a")
+    budget_reserve(amount_usd=Decimal("0.10"), conversation_id=conversation_create().pk, ip_hash="ip-b")
+
+
+def test_a_database_error_refuses(monkeypatch):
+    def broken(*args, **kwargs):
+        raise DatabaseError("connection lost")
+
+    monkeypatch.setattr(services, "_meter", broken)
+    with pytest.raises(BudgetRefused, match="unavailable"):
+        budget_reserve(amount_usd=Decimal("0.01"))
+    monkeypatch.setattr(services, "budget_spent", broken)
+    assert budget_exhausted()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_fifty_threads_never_reserve_past_the_ceiling(settings):
+    settings.TWIN_DAILY_BUDGET_USD = Decimal("1.00")
+    granted: list[int] = []
+    barrier = threading.Barrier(50)
+
+    def reserve() -> None:
+        from django.db import connection as thread_connection
+
+        barrier.wait()
+        try:
+            granted.append(budget_reserve(amount_usd=Decimal("0.09")).pk)
+        except BudgetRefused:
+            pass
+        finally:
+            thread_connection.close()
+
+    threads = [threading.Thread(target=reserve) for _ in range(50)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(granted) == 11  # 11 x 0.09 = 0.99 <= 1.00 < 12 x 0.09
+    assert BudgetDay.objects.get().reserved_usd == Decimal("0.99")
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("kb", "checkpoint_pool")
+async def test_fifty_concurrent_turns_start_no_model_call_beyond_the_ceiling(settings):
+    from chat.providers.base import Usage
+    from chat.providers.scripted import ScriptedProvider, Step
+    from chat.services import conversation_create, turn_run
+
+    committed_at_start: list[Decimal] = []
+
+    class SlowProvider(ScriptedProvider):
+        async def complete(self, request, on_token):
+            # what the day has spent or holds at the moment this call starts
+            committed_at_start.append(await database_sync_to_async(budget_spent)())
+            result = await super().complete(request, on_token)
+            await asyncio.sleep(0.2)  # the calls overlap, as real ones do
+            return result
+
+    # priced as the most expensive model (unknown provider): 2,000 in + 800 out = $0.013 a call
+    provider = SlowProvider([Step(text="She works at Lumora. [source: Curriculum Vitae]",
+                                  usage=Usage(2_000, 0, 800)) for _ in range(50)])
+    ceiling = Decimal("0.13")
+    settings.TWIN_DAILY_BUDGET_USD = ceiling
+    settings.TWIN_BUDGET_CONVERSATION_SHARE = 1.0
+
+    async def one() -> str:
+        conversation = await database_sync_to_async(conversation_create)()
+
+        async def emit(event: dict) -> None:
+            pass
+
+        return (await turn_run(conversation_id=conversation.pk, text="Where does she work?", emit=emit,
+                               provider=provider)).outcome
+
+    outcomes = await asyncio.gather(*(one() for _ in range(50)))
+    settled = await database_sync_to_async(lambda: list(LedgerEntry.objects.filter(status="settled")
+                                                         .values_list("amount_usd", flat=True)))()
+    assert provider.calls == outcomes.count("answered") == len(settled)
+    assert 1 <= provider.calls <= 10 and outcomes.count("refused") == 50 - provider.calls
+    assert sum(settled) <= ceiling
+    assert all(committed <= ceiling for committed in committed_at_start)  # no call started beyond it
+    assert await database_sync_to_async(lambda: BudgetDay.objects.get().reserved_usd)() == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_restart_keeps_the_days_spend(settings):
+    settings.TWIN_DAILY_BUDGET_USD = Decimal("0.10")
+    budget_settle(entry_id=budget_reserve(amount_usd=Decimal("0.10")).pk, amount_usd=Decimal("0.10"))
+    connection.close()  # a new process: nothing in memory, the meter is in Postgres
     assert budget_exhausted()

@@ -11,14 +11,16 @@ from channels.testing import WebsocketCommunicator
 
 from chat.models import AgentTrace, Message, TurnLog
 from chat.services import conversation_create
+from tests.conftest import session_headers
 from twinsite.asgi import application
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("kb", "checkpoint_pool")]
 ORIGIN = [(b"origin", b"http://127.0.0.1:8000")]
 
 
-async def connect(conversation_id) -> WebsocketCommunicator:
-    communicator = WebsocketCommunicator(application, f"/ws/chat/{conversation_id}/", headers=ORIGIN)
+async def connect(conversation_id, owner=True) -> WebsocketCommunicator:
+    headers = await session_headers(conversation_id) if owner else ORIGIN
+    communicator = WebsocketCommunicator(application, f"/ws/chat/{conversation_id}/", headers=headers)
     connected, _ = await communicator.connect()
     assert connected
     return communicator

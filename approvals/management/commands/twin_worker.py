@@ -14,6 +14,7 @@ from django.db import close_old_connections
 from django_tasks_db.management.commands.db_worker import Worker
 
 from approvals.services import approvals_sweep
+from budget.services import reservations_expire
 
 log = logging.getLogger("twinsite.worker")
 
@@ -50,7 +51,7 @@ class Command(BaseCommand):
         while True:  # a sweep at start picks up what a restart left behind
             try:
                 close_old_connections()
-                counts = approvals_sweep()
+                counts = approvals_sweep() | {"expired_reservations": reservations_expire()}
                 if any(counts.values()):
                     log.info("approvals sweep: %s", counts)
             except Exception:  # the database may be away; the next sweep tries again

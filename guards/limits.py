@@ -1,0 +1,82 @@
+"""Per-visitor limits that hold across processes: counters in Postgres, incremented atomically.
+
+A sliding window approximated from two fixed windows (the previous one weighted by how much of
+it still overlaps), so a burst at a window boundary cannot double the limit. One
+``INSERT … ON CONFLICT … DO UPDATE … RETURNING`` per hit: no read-modify-write race between
+processes (which a cache's get-then-set ``incr`` would have). Open sockets are rows with an
+expiry, so a crashed process cannot hold a visitor's slots for ever.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+from django.db import connection
+
+
+@dataclass(frozen=True)
+class Limit:
+    count: int
+    seconds: int
+
+    @classmethod
+    def parse(cls, text: str) -> Limit:
+        """``20/10m``, ``5/30s``, ``100/1h``, ``1000/1d``."""
+        count, _, period = text.partition("/")
+        units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+        number = period[:-1] or "1"
+        if not count.isdigit() or period[-1:] not in units or not number.isdigit():
+            raise ValueError(f"a limit looks like 20/10m, got {text!r}")
+        return cls(int(count), int(number) * units[period[-1]])
+
+
+@dataclass(frozen=True)
+class Decision:
+    allowed: bool
+    retry_after: int  # seconds, when not allowed
+
+
+def hit(key: str, limit: Limit, *, now: float | None = None) -> Decision:
+    """Count one event for ``key``; refuse when the sliding-window count is over the limit."""
+    now = time.time() if now is None else now
+    window = int(now // limit.seconds) * limit.seconds
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """INSERT INTO guards_ratecounter (key, window_start, hits) VALUES (%s, %s, 1)
+               ON CONFLICT (key, window_start) DO UPDATE SET hits = guards_ratecounter.hits + 1
+               RETURNING hits,
+                 (SELECT hits FROM guards_ratecounter WHERE key = %s AND window_start = %s)""",
+            [key, window, key, window - limit.seconds],
+        )
+        current, previous = cursor.fetchone()
+    overlap = 1 - (now - window) / limit.seconds
+    if current + (previous or 0) * overlap <= limit.count:
+        return Decision(True, 0)
+    # an upper bound: by the end of this window the older one no longer counts
+    return Decision(False, max(1, math.ceil(limit.seconds - (now - window))))
+
+
+def sockets_open(*, key: str, socket_id: str, maximum: int, ttl: int = 3600) -> bool:
+    """Register an open socket for ``key``; False (and nothing registered) when ``maximum`` are open."""
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM guards_opensocket WHERE expires_at < now()")
+        cursor.execute(
+            """INSERT INTO guards_opensocket (socket_id, key, expires_at)
+               SELECT %s, %s, now() + make_interval(secs => %s)
+               WHERE (SELECT count(*) FROM guards_opensocket WHERE key = %s AND expires_at >= now()) < %s""",
+            [socket_id, key, ttl, key, maximum],
+        )
+        return cursor.rowcount == 1
+
+
+def socket_closed(*, socket_id: str) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM guards_opensocket WHERE socket_id = %s", [socket_id])
+
+
+def counters_purge(*, older_than: int = 2 * 86400) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM guards_ratecounter WHERE window_start < %s", [int(time.time()) - older_than])
+        return cursor.rowcount

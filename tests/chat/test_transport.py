@@ -1,0 +1,158 @@
+"""What a hostile visitor can send to the chat socket: each gets an error event with a code (or a
+clean close), nothing is stored from a rejected frame, and limits hold per client address."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.test import RequestFactory
+
+from chat.models import Message
+from chat.services import conversation_create
+from guards.limits import Limit, hit
+from tests.conftest import session_headers
+from twinsite.asgi import application
+from twinsite.clientip import client_ip_from_request
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("kb", "checkpoint_pool")]
+
+
+async def open_socket(conversation_id, headers) -> WebsocketCommunicator:
+    communicator = WebsocketCommunicator(application, f"/ws/chat/{conversation_id}/", headers=headers)
+    connected, _ = await communicator.connect()
+    assert connected
+    return communicator
+
+
+async def test_another_visitors_conversation_is_refused():
+    mine = await database_sync_to_async(conversation_create)()
+    theirs = await database_sync_to_async(conversation_create)()
+    communicator = await open_socket(theirs.pk, await session_headers(mine.pk))
+    try:
+        event = json.loads(await communicator.receive_from(timeout=10))
+        assert (event["type"], event["code"]) == ("error", "forbidden")
+        assert (await communicator.receive_output(timeout=5)) == {"type": "websocket.close", "code": 4403}
+    finally:
+        await communicator.disconnect()
+
+
+@pytest.mark.parametrize(
+    ("frame", "code"),
+    [
+        ({"bytes_data": b"\x00\x01"}, "bad_request"),
+        ({"text_data": "[" * 5_000 + "]" * 5_000}, "too_deep"),
+        ({"text_data": json.dumps({"type": "ask", "text": {"a": {"b": {"c": {"d": 1}}}}})}, "too_deep"),
+        ({"text_data": json.dumps({"type": "ask", "text": "x" * 1_000_000})}, "frame_too_large"),
+        ({"text_data": json.dumps({"type": "ask", "text": "hello\u0000world"})}, "control_characters"),
+        ({"text_data": json.dumps({"type": "ask", "text": "bell\u0007"})}, "control_characters"),
+        ({"text_data": '{"type": "ask", "text": "half \\ud800 pair"}'}, "bad_unicode"),
+        ({"text_data": json.dumps({"type": "ask", "text": "x" * 2001})}, "too_long"),
+        ({"text_data": json.dumps({"type": "ask", "text": " \n\t "})}, "empty_question"),
+        ({"text_data": "{not json"}, "bad_json"),
+    ],
+)
+async def test_bad_frames_get_a_code_and_nothing_is_stored(frame, code):
+    conversation = await database_sync_to_async(conversation_create)()
+    communicator = await open_socket(conversation.pk, await session_headers(conversation.pk))
+    try:
+        await communicator.send_to(**frame)
+        event = json.loads(await communicator.receive_from(timeout=10))
+        assert (event["type"], event["code"], event["in_turn"]) == ("error", code, False)
+        # the socket stays usable: tabs and newlines are fine
+        await communicator.send_to(text_data=json.dumps({"type": "ask", "text": "Wat heeft ze\n\tgebouwd?"}))
+        while (event := json.loads(await communicator.receive_from(timeout=30)))["type"] != "done":
+            pass
+    finally:
+        await communicator.disconnect()
+    stored = await database_sync_to_async(lambda: list(Message.objects.filter(
+        conversation=conversation, role="user").values_list("content", flat=True)))()
+    assert stored == ["Wat heeft ze\n\tgebouwd?"]
+
+
+async def test_turns_per_client_address_are_limited_across_conversations(settings):
+    settings.TWIN_RATE_TURNS = "2/10m"
+    settings.TWIN_TRUSTED_PROXIES = 1
+    first = await database_sync_to_async(conversation_create)()
+    second = await database_sync_to_async(conversation_create)()
+    a = await open_socket(first.pk, await session_headers(first.pk, ip="198.51.100.7"))
+    b = await open_socket(second.pk, await session_headers(second.pk, ip="198.51.100.7"))
+    other = await open_socket(second.pk, await session_headers(second.pk, ip="198.51.100.8"))
+
+    async def ask(communicator) -> dict:
+        await communicator.send_to(text_data=json.dumps({"type": "ask", "text": "Waar woont ze?"}))
+        while True:
+            event = json.loads(await communicator.receive_from(timeout=30))
+            if event["type"] == "done" or (event["type"] == "error" and not event["in_turn"]):
+                return event
+
+    try:
+        assert (await ask(a))["type"] == "done"
+        assert (await ask(b))["type"] == "done"
+        limited = await ask(a)
+        assert limited["code"] == "rate_limited" and limited["retry_after"] > 0
+        assert (await ask(other))["type"] == "done"  # another address has its own budget
+    finally:
+        for communicator in (a, b, other):
+            await communicator.disconnect()
+    assert await database_sync_to_async(Message.objects.filter(role="user").count)() == 3
+
+
+async def test_open_sockets_per_address_are_limited(settings):
+    settings.TWIN_MAX_SOCKETS_PER_IP = 2
+    conversation = await database_sync_to_async(conversation_create)()
+    headers = await session_headers(conversation.pk)
+    first, second = await open_socket(conversation.pk, headers), await open_socket(conversation.pk, headers)
+    third = await open_socket(conversation.pk, headers)
+    try:
+        event = json.loads(await third.receive_from(timeout=10))
+        assert event["code"] == "rate_limited"
+        assert (await third.receive_output(timeout=5))["code"] == 4429
+    finally:
+        await first.disconnect()
+    fourth = await open_socket(conversation.pk, headers)  # a slot was freed
+    try:
+        await fourth.send_to(text_data="not json")  # served: it answers, it was not closed
+        assert json.loads(await fourth.receive_from(timeout=10))["code"] == "bad_json"
+    finally:
+        await second.disconnect()
+        await fourth.disconnect()
+
+
+def test_the_client_address_trusts_only_the_configured_proxies(settings):
+    factory = RequestFactory()
+    request = factory.get("/", REMOTE_ADDR="10.0.0.1", HTTP_X_FORWARDED_FOR="6.6.6.6, 203.0.113.5")
+    settings.TWIN_TRUSTED_PROXIES = 0
+    assert client_ip_from_request(request) == "10.0.0.1"  # the header is ignored
+    settings.TWIN_TRUSTED_PROXIES = 1
+    assert client_ip_from_request(request) == "203.0.113.5"  # what our proxy saw, not what the client claimed
+    settings.TWIN_TRUSTED_PROXIES = 3
+    assert client_ip_from_request(request) == "10.0.0.1"  # fewer hops than proxies: not trusted
+    request = factory.get("/", REMOTE_ADDR="10.0.0.1", HTTP_X_FORWARDED_FOR="not-an-ip")
+    settings.TWIN_TRUSTED_PROXIES = 1
+    assert client_ip_from_request(request) == "10.0.0.1"
+
+
+def test_new_conversations_and_admin_logins_are_limited_per_address(client, settings):
+    settings.TWIN_RATE_CONVERSATIONS = "3/10m"
+    settings.TWIN_RATE_LOGIN = "2/10m"
+    from django.test import Client
+
+    statuses = [Client().get("/").status_code for _ in range(4)]  # no cookies: a new conversation each time
+    assert statuses == [200, 200, 200, 429]
+    response = Client().get("/")
+    assert response.status_code == 429 and int(response["Retry-After"]) > 0
+    assert client.get("/").status_code == 429 and client.get("/").status_code == 429  # same address
+    logins = [Client().post("/admin/login/", {"username": "x", "password": "y"}).status_code for _ in range(3)]
+    assert logins == [200, 200, 429]
+
+
+def test_the_window_slides_across_its_boundary():
+    limit = Limit(10, 60)
+    for i in range(10):
+        assert hit("k", limit, now=1_000_000_000 + 50 + i * 0.1).allowed  # the end of one window
+    # just after the boundary the previous window still counts almost fully
+    assert not hit("k", limit, now=1_000_000_000 + 61).allowed
+    assert hit("k", limit, now=1_000_000_000 + 60 + 59).allowed
