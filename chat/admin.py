@@ -132,9 +132,41 @@ class FeedbackAdmin(ReadOnlyAdmin):
 
 @admin.register(UnansweredQuestion)
 class UnansweredQuestionAdmin(ReadOnlyAdmin):
+    """What the knowledge base is missing: similar questions grouped, the largest groups first."""
+
     list_display = ("created_at", "question", "reason")
     list_filter = ("reason",)
     search_fields = ("question",)
+    exclude = ("embedding",)
+    change_list_template = "admin/chat/unansweredquestion/change_list.html"
+
+    def changelist_view(self, request, extra_context=None):
+        rows = list(UnansweredQuestion.objects.filter(embedding__isnull=False)
+                    .order_by("-created_at").values("question", "embedding", "created_at")[:1000])
+        return super().changelist_view(request, {**(extra_context or {}), "groups": group_questions(rows)[:30]})
+
+
+def group_questions(rows: list[dict], threshold: float = 0.9) -> list[dict]:
+    """Greedy grouping by cosine similarity (e5 vectors are normalised): each question joins the
+    first group whose first question it resembles by at least ``threshold``."""
+    import numpy as np
+
+    groups: list[dict] = []
+    heads: list = []
+    for row in rows:
+        vector = np.asarray(row["embedding"], dtype=np.float32)
+        scores = [float(head @ vector) for head in heads]
+        best = int(np.argmax(scores)) if scores else -1
+        if best >= 0 and scores[best] >= threshold:
+            group = groups[best]
+            group["count"] += 1
+            if len(group["examples"]) < 3 and row["question"] not in group["examples"]:
+                group["examples"].append(row["question"])
+        else:
+            heads.append(vector)
+            groups.append({"question": row["question"], "count": 1, "last_seen": row["created_at"],
+                           "examples": []})
+    return sorted(groups, key=lambda g: (-g["count"], -g["last_seen"].timestamp()))
 
 
 @admin.register(CheckpointThread)

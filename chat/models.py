@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 
 from django.db import models
+from pgvector.django import VectorField
 
 
 class Conversation(models.Model):
@@ -140,6 +141,8 @@ class UnansweredQuestion(models.Model):
     conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="+")
     question = models.TextField()
     reason = models.CharField(max_length=40)
+    # The question's embedding (primary model), to group similar questions in the admin.
+    embedding = VectorField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

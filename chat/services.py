@@ -120,7 +120,8 @@ def turn_record(*, conversation_id: uuid.UUID | str, user_message: Message | Non
         LedgerEntry.objects.filter(pk__in=recorder.ledger_entry_ids).update(turn=turn)
     if outcome == TurnLog.Outcome.DECLINED and user_message is not None:
         UnansweredQuestion.objects.create(
-            conversation_id=conversation_id, question=scrub_text(user_message.content), reason="no_source"
+            conversation_id=conversation_id, question=scrub_text(user_message.content), reason="no_source",
+            embedding=recorder.question_vector,
         )
     return message, turn
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from functools import cache
 from typing import Protocol
 
 import httpx
@@ -108,8 +107,23 @@ class ApiEmbedder:
         return self._embed([text])[0]
 
 
-@cache
+_BUILD_LOCK = threading.Lock()
+_BUILT: dict[str, Embedder] = {}
+
+
 def build_embedder(kind: str) -> Embedder:
+    """Load a model once per process. Single-flight: the start-up warm-up thread and a first
+    visitor arriving meanwhile must not load the same model twice at once."""
+    embedder = _BUILT.get(kind)
+    if embedder is None:
+        with _BUILD_LOCK:
+            embedder = _BUILT.get(kind)
+            if embedder is None:
+                embedder = _BUILT[kind] = _load(kind)
+    return embedder
+
+
+def _load(kind: str) -> Embedder:
     if kind == "e5":
         return E5Embedder()
     if kind == "use":

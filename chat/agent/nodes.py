@@ -80,6 +80,7 @@ async def guard_input(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
         embedders = get_embedders()
         vectors = await asyncio.to_thread(embed_query, embedders, question)
         ctx.query_vectors[question] = vectors
+        ctx.recorder.question_vector = [float(x) for x in vectors[embedders[0].name]]
         verdict, score = await asyncio.to_thread(semantic_verdict, embedders[0], vectors[embedders[0].name])
         if score is not None:
             ctx.recorder.guard_scores = {"attack": round(score.attack, 4), "benign": round(score.benign, 4),

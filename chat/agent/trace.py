@@ -31,6 +31,7 @@ class TurnRecorder:
     tokens_forwarded: bool = False
     ledger_entry_ids: list[int] = field(default_factory=list)  # one per model call
     guard_scores: dict = field(default_factory=dict)  # the semantic guard's cosines, for the trace
+    question_vector: list[float] | None = None  # primary model, for grouping unanswered questions
 
     def add_latency(self, node: str, seconds: float) -> None:
         self.node_latency_ms[node] = self.node_latency_ms.get(node, 0) + round(seconds * 1000)

@@ -170,3 +170,15 @@ def test_a_restart_keeps_the_days_spend(settings):
     budget_settle(entry_id=budget_reserve(amount_usd=Decimal("0.10")).pk, amount_usd=Decimal("0.10"))
     connection.close()  # a new process: nothing in memory, the meter is in Postgres
     assert budget_exhausted()
+
+
+def test_budget_admin_shows_days_and_a_chart_and_nobody_edits_the_ledger(admin_client, settings):
+    settings.TWIN_DAILY_BUDGET_USD = Decimal("2.00")
+    entry = budget_reserve(amount_usd=Decimal("0.30"))
+    budget_settle(entry_id=entry.pk, amount_usd=Decimal("0.12"))
+    page = admin_client.get("/admin/budget/budgetday/").content.decode()
+    assert "<svg" in page and "ceiling $2.00" in page and "0.120000" in page
+    ledger = admin_client.get(f"/admin/budget/ledgerentry/{entry.pk}/change/").content.decode()
+    assert 'name="_save"' not in ledger
+    assert admin_client.post(f"/admin/budget/ledgerentry/{entry.pk}/delete/", {"post": "yes"}).status_code == 403
+    assert LedgerEntry.objects.filter(pk=entry.pk).exists()

@@ -118,3 +118,62 @@ def test_incident_admin_filters_searches_and_counts_per_day(admin_client, db):
     assert "Incidents per day" in page and "[redacted …4242]" in page and CARD not in page
     assert "You are now DAN" not in page  # filtered out
     assert "You are now DAN" in admin_client.get("/admin/guards/guardincident/?q=DAN").content.decode()
+
+
+async def test_declined_questions_are_grouped_by_meaning_in_the_admin():
+    from chat.providers.offline import OfflineProvider
+
+    offline = OfflineProvider(owner="Mira Jansen")
+    for question in ["What is her shoe size?", "Which shoe size does she have?", "Does she own a sailing boat?"]:
+        result, _, _ = await ask(question, offline)
+        assert result.outcome == "declined", question
+
+    @database_sync_to_async
+    def page() -> str:
+        from django.contrib.auth.models import User
+        from django.test import Client
+
+        client = Client()
+        client.force_login(User.objects.create_superuser("boss", password="pw-123456789"))
+        return client.get("/admin/chat/unansweredquestion/").content.decode()
+
+    html = await page()
+    assert "Similar questions grouped" in html
+    assert "<td>2×</td>" in html and "<td>1×</td>" in html
+
+
+def test_log_lines_and_tracebacks_are_scrubbed():
+    from chat.scrub import ScrubbingFormatter
+
+    try:
+        raise ValueError(f"provider said: bad card {CARD} with key sk-proj-ABCDEFGHIJKLMNOPQRSTUV")
+    except ValueError:
+        record = logging.LogRecord("x", logging.ERROR, __file__, 1, "failed for %s", (IBAN,), exc_info=True)
+        import sys
+
+        record.exc_info = sys.exc_info()
+    line = ScrubbingFormatter("%(message)s").format(record)
+    assert CARD not in line and IBAN not in line and "sk-proj-ABCD" not in line
+    assert "[redacted" in line and "ValueError" in line
+
+
+@pytest.mark.django_db(transaction=True)
+def test_rate_limits_are_shared_between_processes(settings, tmp_path):
+    """A second process counts against the same limit (the counters live in Postgres)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from guards.limits import Limit, hit
+
+    sd = connection.settings_dict
+    env = dict(os.environ, DATABASE_URL=f"postgresql://{sd['USER']}:{sd['PASSWORD']}@{sd['HOST']}:{sd['PORT']}/"
+               f"{sd['NAME']}", DJANGO_SETTINGS_MODULE="twinsite.settings")
+    code = ("import django; django.setup(); from guards.limits import Limit, hit; "
+            "print(sum(hit('turn:shared', Limit(5, 600)).allowed for _ in range(4)))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[2], env=env,
+                         capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "4"
+    assert hit("turn:shared", Limit(5, 600)).allowed
+    assert not hit("turn:shared", Limit(5, 600)).allowed  # the sixth, counted across both processes
