@@ -343,3 +343,32 @@ async def test_a_provider_that_reuses_tool_call_ids_still_gets_one_request_per_a
     approvals = await approvals_of(conversation)
     assert [a.status for a in approvals] == ["rejected", "pending"]
     assert approvals[1].tool_call_id != first.tool_call_id
+
+
+async def test_a_failed_e_mail_is_recorded_and_retried_until_it_goes_out(monkeypatch):
+    from django.core.mail import EmailMessage
+
+    _, _, conversation = await ask(TOM)
+    [approval] = await approvals_of(conversation)
+    await adecide(approval.pk, "approve")
+    await resume(approval.pk)
+    [message] = await contact_messages()
+
+    def smtp_down(self, fail_silently=False):
+        raise ConnectionRefusedError("smtp.example.org:587 refused")
+
+    monkeypatch.setattr(EmailMessage, "send", smtp_down)
+    with pytest.raises(services.DeliveryFailed):
+        await database_sync_to_async(services.contact_message_deliver)(message_id=message.pk)
+    message = await database_sync_to_async(ContactMessage.objects.get)(pk=message.pk)
+    assert message.sent_at is None and message.send_attempts == 1 and "refused" in message.last_error
+    monkeypatch.undo()
+    # the sweeper re-enqueues it once its backoff has passed
+    later = timezone.now() + timezone.timedelta(hours=2)
+    await database_sync_to_async(ContactMessage.objects.filter(pk=message.pk).update)(
+        created_at=timezone.now() - timezone.timedelta(minutes=5))
+    counts = await database_sync_to_async(services.approvals_sweep)(now=later)
+    assert counts["deliveries"] == 1
+    assert await database_sync_to_async(services.contact_message_deliver)(message_id=message.pk) is True
+    message = await database_sync_to_async(ContactMessage.objects.get)(pk=message.pk)
+    assert message.sent_at is not None and message.last_error == "" and len(mail.outbox) == 1
