@@ -28,6 +28,7 @@ migrate: db
 
 bootstrap: migrate
 	$(PY) manage.py sync_knowledge
+	$(PY) manage.py collectstatic --noinput --verbosity 0
 
 run: install
 	scripts/serve

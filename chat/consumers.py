@@ -32,6 +32,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
     turn: asyncio.Task | None = None
     answered: bool = False
     socket_registered: bool = False
+    staff: bool = False
     visitor_ip: str = ""
     ip_key: str = ""
 
@@ -55,6 +56,8 @@ class ChatConsumer(AsyncWebsocketConsumer):
             await self.error("forbidden", "This conversation belongs to another visitor. Reload the page.")
             await self.close(code=4403)
             return
+        user = self.scope.get("user")
+        self.staff = bool(user is not None and getattr(user, "is_staff", False))
         self.visitor_ip = client_ip_from_scope(self.scope)
         self.ip_key = ip_hash(self.visitor_ip)
         if not await database_sync_to_async(limits.sockets_open)(
@@ -87,6 +90,8 @@ class ChatConsumer(AsyncWebsocketConsumer):
         await self.send_event({"type": "error", "in_turn": False, "code": code, "message": message})
 
     async def send_event(self, event: dict) -> None:
+        if event.get("type") == "trace" and not self.staff:
+            return  # diagnostics (provider, model, cost, latency) are for staff only
         if event.get("type") == "done":
             self.answered = True  # the visitor has the whole answer; the turn is only cleaning up
         await self.send(text_data=json.dumps(event, ensure_ascii=False))
@@ -121,6 +126,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
                                    "message": f"Too many questions from your address; try again in "
                                               f"{decision.retry_after} seconds."})
             return
+        await database_sync_to_async(limits.socket_seen)(socket_id=self.channel_name[-64:])
         # A task, so the consumer keeps handling frames (a second ask is answered "busy").
         self.answered = False
         self.turn = asyncio.create_task(self._run(self.conversation_id, frame["text"].strip(), after=previous))
@@ -136,3 +142,10 @@ class ChatConsumer(AsyncWebsocketConsumer):
         except Exception:
             log.exception("turn crashed")
             await self.error("internal", "Something went wrong; please try again.")
+
+
+class NotFoundConsumer(AsyncWebsocketConsumer):
+    """Every WebSocket path that is not a chat: refused at the handshake."""
+
+    async def connect(self) -> None:
+        await self.close()

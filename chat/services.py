@@ -40,7 +40,7 @@ from chat.providers.base import Provider
 from chat.providers.pricing import round_usd
 from chat.scrub import scrub, scrub_text
 from chat.texts import text as say
-from guards.rules import mask_sensitive
+from guards.rules import contains_sensitive, mask_sensitive
 
 log = logging.getLogger(__name__)
 Emit = Callable[[dict], Awaitable[None]]
@@ -161,6 +161,8 @@ async def turn_run(*, conversation_id: uuid.UUID | str, text: str, emit: Emit,
             # Card and account numbers never reach a table, the checkpoint or a log: only the
             # guards see the text as typed (through the run's context).
             masked = mask_sensitive(text)
+            if contains_sensitive(masked):  # a form the masker missed: keep nothing of it
+                masked = "[redacted message]"
             user_message = await database_sync_to_async(message_create_user)(
                 conversation_id=conversation_id, text=masked)
             return await _run(conversation_id, {"messages": [{"role": "user", "content": masked}]}, emit,

@@ -35,6 +35,11 @@ TEXTS: dict[str, dict[str, str]] = {
                             "You can ask me to draft it again.",
         "approval.invalid": "I couldn't draft that message: some details were missing or invalid. "
                             "Could you tell me your message again, with your name and e-mail address?",
+        # the contact-request card on the chat page
+        "card.pending": "Your message is waiting for {owner}'s approval. Nothing has been sent yet.",
+        "card.approved": "{owner} approved your message; it has been passed on.",
+        "card.rejected": "{owner} decided not to take your message forward.",
+        "card.expired": "Your message expired before {owner} reviewed it; nothing was sent.",
         # turn errors
         "error.aborted": "The answer was interrupted; please ask again.",
         "error.failed": "Something went wrong; nothing was answered. Please try again.",
@@ -65,6 +70,10 @@ TEXTS: dict[str, dict[str, str]] = {
                             "Je kunt me vragen het opnieuw op te stellen.",
         "approval.invalid": "Ik kon dat bericht niet opstellen: er ontbrak iets of iets klopte niet. Wil je je "
                             "bericht nog eens geven, met je naam en e-mailadres?",
+        "card.pending": "Je bericht wacht op goedkeuring van {owner}. Er is nog niets verstuurd.",
+        "card.approved": "{owner} heeft je bericht goedgekeurd; het is doorgegeven.",
+        "card.rejected": "{owner} heeft besloten je bericht niet door te zetten.",
+        "card.expired": "Je bericht is verlopen voordat {owner} het bekeek; er is niets verstuurd.",
         "error.aborted": "Het antwoord werd onderbroken; stel je vraag nog eens.",
         "error.failed": "Er ging iets mis; er is niets beantwoord. Probeer het nog eens.",
     },

@@ -56,6 +56,6 @@ def question_problem(text: object) -> tuple[str, str] | None:
         text.encode("utf-8")
     except UnicodeEncodeError:
         return "bad_unicode", "The question contains invalid characters (lone surrogates)."
-    if any((ch < " " and ch not in "\n\t") or ch == "\x7f" for ch in text):
-        return "control_characters", "The question contains control characters (only newline and tab are allowed)."
+    if any((ch < " " and ch not in "\n\t\r") or ch == "\x7f" for ch in text):
+        return "control_characters", "The question contains control characters (only newlines and tabs are allowed)."
     return None

@@ -3,11 +3,14 @@ from __future__ import annotations
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.csp import CSP
+from django.views.decorators.csp import csp_override
 from django.views.decorators.http import require_POST
 
 from approvals.models import PendingApproval
 from chat.models import Conversation
 from chat.services import conversation_create, ip_hash
+from chat.texts import text as say
 from guards import limits
 from twinsite.clientip import client_ip_from_request
 
@@ -25,6 +28,15 @@ def _limited(request: HttpRequest, name: str, rate: str) -> HttpResponse | None:
     return response
 
 
+def _language(request: HttpRequest) -> str:
+    accepted = request.headers.get("Accept-Language", "").lower()
+    return "nl" if accepted.startswith("nl") else "en"
+
+
+VISITOR_CSP = {**settings.SECURE_CSP, "style-src": [CSP.SELF]}  # no inline style either
+
+
+@csp_override(VISITOR_CSP)
 def chat_page(request: HttpRequest) -> HttpResponse:
     """The chat page. The conversation lives in the session, so a reload keeps it."""
     conversation = None
@@ -45,6 +57,8 @@ def chat_page(request: HttpRequest) -> HttpResponse:
         "provider": settings.TWIN_PROVIDER,
         "max_chars": settings.TWIN_MAX_QUESTION_CHARS,
         "approvals": PendingApproval.objects.filter(conversation=conversation).order_by("created_at"),
+        "approval_texts": {status: say(f"card.{status}", _language(request))
+                           for status in ("pending", "approved", "rejected", "expired")},
     })
 
 

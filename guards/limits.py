@@ -13,7 +13,7 @@ import math
 import time
 from dataclasses import dataclass
 
-from django.db import connection
+from django.db import connection, transaction
 
 
 @dataclass(frozen=True)
@@ -60,8 +60,10 @@ def hit(key: str, limit: Limit, *, now: float | None = None) -> Decision:
 
 def sockets_open(*, key: str, socket_id: str, maximum: int, ttl: int = 3600) -> bool:
     """Register an open socket for ``key``; False (and nothing registered) when ``maximum`` are open."""
-    with connection.cursor() as cursor:
-        cursor.execute("DELETE FROM guards_opensocket WHERE expires_at < now()")
+    with transaction.atomic(), connection.cursor() as cursor:
+        # serialised per key: parallel connects cannot all see room for one more
+        cursor.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [f"twinsite-sockets:{key}"])
+        cursor.execute("DELETE FROM guards_opensocket WHERE key = %s AND expires_at < now()", [key])
         cursor.execute(
             """INSERT INTO guards_opensocket (socket_id, key, expires_at)
                SELECT %s, %s, now() + make_interval(secs => %s)
@@ -69,6 +71,13 @@ def sockets_open(*, key: str, socket_id: str, maximum: int, ttl: int = 3600) -> 
             [socket_id, key, ttl, key, maximum],
         )
         return cursor.rowcount == 1
+
+
+def socket_seen(*, socket_id: str, ttl: int = 3600) -> None:
+    """Keep an open socket counted (called on each of its turns)."""
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE guards_opensocket SET expires_at = now() + make_interval(secs => %s) "
+                       "WHERE socket_id = %s", [ttl, socket_id])
 
 
 def socket_closed(*, socket_id: str) -> None:

@@ -71,7 +71,7 @@ def _decoded_base64(text: str) -> list[str]:
 
 @dataclass(frozen=True)
 class View:
-    name: str  # plain, joined, leet, base64, squashed, reversed
+    name: str  # plain, lines, joined, leet, base64, squashed, reversed
     text: str
 
 
@@ -79,7 +79,10 @@ def views(text: str) -> list[View]:
     """The texts the rules look at, most literal first (duplicates left out)."""
     plain = fold(text)
     spaced = fold(text, collapse=False)  # letter-spacing is told from word gaps before collapsing
-    candidates = [View("plain", plain), View("joined", _SPACE.sub(" ", _join_spaced(spaced)).strip()),
+    # newlines kept (runs of blanks collapsed): a fake "assistant:" turn on a later line
+    lines = re.sub(r" ?\n[\s]*", "\n", re.sub(r"[^\S\n]+", " ", spaced)).strip()
+    candidates = [View("plain", plain), View("lines", lines),
+                  View("joined", _SPACE.sub(" ", _join_spaced(spaced)).strip()),
                   View("leet", _SPACE.sub(" ", _join_spaced(_deleet(spaced))).strip())]
     candidates += [View("base64", fold(decoded)) for decoded in _decoded_base64(text)]
     # every separator gone: "i.g.n.o.r.e a.l.l" becomes "ignoreall"; only compact rules look here

@@ -9,20 +9,28 @@ an account number needs a bank word next to it.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from stdnum import iban as stdnum_iban
 from stdnum import luhn
 from stdnum.exceptions import ValidationError
 
-_CARD_CANDIDATE = re.compile(r"(?<![\w.,/-])\d(?:[ -]?\d){12,18}(?![\w/-]|[.,]\d)")
+# Digits with up to three separators between them (spaces, tabs, dots, dashes, slashes…).
+_SEP = r"[ \t.\-\u2010-\u2015/_]"
+_CARD_CANDIDATE = re.compile(rf"(?<![\w.,/-])\d(?:{_SEP}{{0,3}}\d){{12,18}}(?![\w/-]|[.,]\d)")
 # Compact, or in the printed groups of four (the last group shorter).
-_IBAN_CANDIDATE = re.compile(r"\b[A-Z]{2}\d{2}(?:[A-Z0-9]{11,30}|(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?)\b",
-                             re.IGNORECASE)
-_BANK_WORDS = (r"(?:rekening(?:nummer)?|bankrekening|account(?:\s+(?:number|no\.?|nr\.?))?|acct|konto(?:nummer)?|"
-               r"bank\s*account|rek\.?\s*nr\.?|abn\s*amro|ing|rabo(?:bank)?|sns|asn|triodos|bunq|knab|"
-               r"sparkasse|volksbank|commerzbank|deutsche\s+bank|kbc|belfius|bnp)")
+_IBAN_CANDIDATE = re.compile(
+    r"\b[A-Z]{2}\d{2}(?:[A-Z0-9]{11,30}|(?:[ .\-]?[A-Z0-9]{4}){2,7}(?:[ .\-]?[A-Z0-9]{1,3})?)\b", re.IGNORECASE)
+# Explicit account words only: "account manager" or a bank's name next to a number is not enough.
+_BANK_WORDS = (r"(?:rekening(?:nummer)?|bankrekening(?:nummer)?|account\s+(?:number|no\.?|nr\.?)|bank\s*account|"
+               r"acct\.?\s*(?:no\.?|nr\.?)?|konto(?:nummer)?|bankkonto|rek\.?\s*nr\.?|iban)")
+_BANKS = (r"(?:abn\s*amro|ing|rabobank|rabo|sns|asn|triodos|bunq|knab|sparkasse|volksbank|commerzbank|"
+          r"deutsche\s+bank|kbc|belfius|bnp(?:\s+paribas)?|barclays|hsbc|lloyds|santander)")
 _ACCOUNT = re.compile(
-    rf"\b{_BANK_WORDS}\b(?:\W+\w+){{0,4}}?\W+(\d{{7,10}})\b|\b(\d{{9,10}})\b(?:\W+\w+){{0,3}}?\W+{_BANK_WORDS}\b",
+    rf"\b{_BANK_WORDS}\b(?:\W+\w+){{0,4}}?\W+(\d(?:[ .]?\d){{6,9}})\b"
+    rf"|\b(\d{{9,10}})\b(?:\W+\w+){{0,3}}?\W+{_BANK_WORDS}\b"
+    # "account 0417164300 at ABN AMRO": the word account with a bank's name after the number
+    rf"|\baccount\b(?:\W+\w+){{0,2}}?\W+(\d{{7,10}})\b(?:\W+\w+){{0,3}}?\W+{_BANKS}\b",
     re.IGNORECASE,
 )
 # Issuer prefixes of the card schemes (Visa, Mastercard, Amex, Discover, Diners, JCB, UnionPay,
@@ -58,13 +66,27 @@ def find_ibans(text: str) -> list[str]:
 
 
 def find_account_numbers(text: str) -> list[str]:
-    return [m.group(1) or m.group(2) for m in _ACCOUNT.finditer(text)]
+    return [m.group(1) or m.group(2) or m.group(3) for m in _ACCOUNT.finditer(text)]
+
+
+def clean(text: str) -> str:
+    """Compatibility-folded (full-width digits become plain ones), format characters (zero-width,
+    soft hyphens) removed, exotic spaces made plain: what is stored is what was screened."""
+    text = unicodedata.normalize("NFKC", text)
+    text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+    return "".join(" " if ch.isspace() and ch not in "\n\t" else ch for ch in text)
+
+
+def contains_sensitive(text: str) -> bool:
+    return bool(find_card_numbers(text) or find_ibans(text) or find_account_numbers(text))
 
 
 def mask_sensitive(text: str) -> str:
-    """Replace card numbers, IBANs and account numbers with a masked form keeping the last four."""
+    """The text cleaned (see ``clean``) with card numbers, IBANs and account numbers replaced by a
+    masked form keeping the last four characters."""
+    text = clean(text)
     for value in sorted({*find_card_numbers(text), *find_ibans(text), *find_account_numbers(text)},
                         key=len, reverse=True):
-        compact = re.sub(r"\s|-", "", value)
-        text = text.replace(value, f"[redacted …{compact[-4:]}]")
+        compact = re.sub(r"[^A-Za-z0-9]", "", value)
+        text = text.replace(value, f"[redacted ...{compact[-4:]}]")  # ASCII: stays as it is when cleaned again
     return text

@@ -30,7 +30,7 @@ def seq(*slots: str, gap: int = 3, start: bool = False) -> re.Pattern:
     the start of the text or a sentence, optionally after "please", "can you", "kun je"…"""
     between = rf"(?:\W+\w+){{0,{gap}}}?\W+"
     body = between.join(_slot(s) for s in slots)
-    anchor = r"(?:^|[.!?:;\n]\s*)" + _POLITE if start else r"\b"
+    anchor = r"(?:^|[.!?:;\n] ?)" + _POLITE if start else r"\b"
     return re.compile(anchor + body)
 
 
@@ -64,8 +64,9 @@ PROMPT_TARGETS = (
                  "initial_prompt initial_instructions initials_instructions original_instructions "
                  "hidden_instructions hidden_prompt secret_instructions developer_message "
                  "pre-prompt preprompt instructions_you_were_given instructions_you_have_been_given "
-                 "your_instructions your_prompt your_rules your_guidelines your_configuration "
-                 "your_initial* your_original* your_hidden* your_system* "
+                 "your_instructions your_prompt your_configuration your_preamble hidden_preamble preamble "
+                 "your_initial_instructions your_initial_prompt your_hidden* your_system_prompt "
+                 "configuration_text system_instructions the_instructions_you_received "
                  "je_instructies jouw_instructies je_prompt je_regels "
                  "deine_anweisungen ihre_anweisungen deine_instruktionen deinen_prompt deine_regeln")
 TASK_VERBS = ("write generate create compose draft produce make schrijf maak genereer schrijven maken genereren "
@@ -91,20 +92,27 @@ RULES: list[Rule] = [
     Rule("injection", "override_instructions", seq("leave put set", "previous prior above earlier all",
                                                    "behind aside", gap=3)),
     Rule("injection", "new_instructions", seq(
-        "new updated real actual true different nieuwe echte neue wahre", "instruction* task* rule* statement* "
-        "opdracht* instructie* regel* anweisung* aufgabe* auftrag* role rol rolle", gap=1)),
+        "new updated real actual true different nieuwe echte neue wahre", "instruction* rule* "
+        "instructie* regel* anweisung* anweisungen", gap=1)),
+    Rule("injection", "new_instructions", re.compile(
+        r"\b(?:new|nieuwe|neue)\s+(?:task|opdracht|aufgabe|statement|role|rol|rolle)\s*[:\-]")),
     Rule("injection", "instead", seq("instead in_plaats_daarvan stattdessen", "write* say* print* output* "
                                      "publish* schrijf* zeg* publiceer* schreib* sag* ausgeb*", gap=2)),
     Rule("injection", "hijack_now", seq("now nu nun jetzt", "write* say* print* output* respond* answer* "
                                         "schrijf* zeg* schreib* sag* antwort*", gap=1, start=True)),
     Rule("injection", "hijack_now", seq("state_that say_that print_that sag_dass zeg_dat schreib_dass "
                                         "behaupte_dass", gap=0, start=True)),
-    Rule("injection", "hijack_now", re.compile(r"(?:^|\n)\s*(?:stop|halt|stopp)\s*[-:!]")),
-    Rule("injection", "answer_with", re.compile(
-        r"\b(?:answer|reply|respond|antworte|antwoord|beantworte)\w*\s+(?:only\s+|nur\s+|alleen\s+)?(?:with|mit|met)"
-        r"\s+[\"'\u201c\u201e\u00ab]")),
-    Rule("injection", "override_sources", seq("your_own own eigen eigenen eigene", "knowledge kennis wissen "
-                                              "opinion mening meinung", gap=0)),
+    Rule("injection", "hijack_now", re.compile(r"(?:^|\n) ?(?:stop|halt|stopp) ?[-:!]+ ?(?:\w+ ){0,2}?"
+                                                r"(?:write|say|print|schreib\w*|sag\w*|schrijf|zeg)\b")),
+    Rule("injection", "prompt_extraction", seq(REVEAL_VERBS, "everything all alles", "above before hierboven "
+                                               "erboven oben davor", gap=1)),
+    Rule("injection", "prompt_extraction", seq("instructions prompt rules guidance directions instructies "
+                                               "anweisungen", "you_were_given you_have_been_given you_received "
+                                               "you_got je_kreeg du_erhalten", gap=0)),
+    Rule("injection", "override_instructions", seq("set_aside put_aside drop leg_naast_je", "the your je de "
+                                                   "deine die", INSTRUCTIONS, gap=2)),
+    Rule("injection", "override_sources", seq("your_own own eigen eigenen eigene", "knowledge kennis wissen",
+                                              gap=0)),
     Rule("injection", "override_sources", seq("do_not don't niet nicht", "look use follow read consult kijk "
                                               "gebruik schau benutze", "document* article* context source* "
                                               "artikel* bronnen quell*", gap=3)),
@@ -139,12 +147,18 @@ RULES: list[Rule] = [
                                       start=True)),
     Rule("injection", "roleplay", seq("dass_sie dass_du dat_je", "als", "fungier* agier* handel* "
                                       "optre* fungeer* auftret* auftreten", gap=4)),
-    Rule("injection", "roleplay", seq("be become imagine word stel_je_voor sei werde stell_dir_vor",
-                                      "a an een ein eine you je du", gap=0, start=True)),
+    Rule("injection", "roleplay", seq("be become word sei werde", "a an een ein eine", gap=0, start=True)),
+    Rule("injection", "roleplay", seq("imagine_you_are imagine_you're stel_je_voor_dat_je stell_dir_vor_du",
+                                      gap=0, start=True)),
     Rule("injection", "roleplay", seq("enable enter activate switch_to turn_on in", "developer_mode dev_mode "
                                       "god_mode godmode unrestricted_mode", gap=1)),
-    Rule("injection", "roleplay", seq("you_are jij_bent je_bent du_bist sie_sind", "a an the een de het ein "
-                                      "eine der die das", gap=0, start=True)),
+    Rule("injection", "roleplay", seq("you_are you're jij_bent je_bent du_bist sie_sind tu_es", "a an the een "
+                                      "de het ein eine der die das un une no", "ai assistant bot chatbot model "
+                                      "language_model llm gpt chatgpt dan hacker persona character ki assistent "
+                                      "assistentin ia", gap=1)),
+    Rule("injection", "roleplay", seq("tu_es_maintenant eres_ahora sei_ora", gap=0)),
+    Rule("injection", "roleplay", seq("you_have_no you_had_no without_any no", "rules restrictions limits "
+                                      "content_policy filters", gap=0)),
     Rule("injection", "roleplay", seq("safe_mode_off safety_off filters_off safety_mode_off "
                                       "sicherheitsmodus_aus veilige_modus_uit", gap=0)),
     Rule("injection", "roleplay", seq("jailbroken jailbreak_mode "
@@ -166,17 +180,15 @@ RULES: list[Rule] = [
                                       "im_stil_von im_stile", gap=4)),
     # fake conversation turns and chat-template markers
     Rule("injection", "fake_turn", re.compile(
-        r"(?:^|\n|\\n)\s*(?:new\s+|neue\s+|nieuwe\s+)?(?:instructions?|instructies?|anweisung(?:en)?|"
-        r"task|aufgabe|opdracht)\s*:|"
-        r"(?:^|\n)\s*(?:system|assistant|developer|systeem|human|ai)\s*:|<\|?\s*/?\s*(?:system|im_start|"
+        r"(?:^|\n|\\n) ?(?:new ?|neue ?|nieuwe ?)?(?:instructions?|instructies?|anweisung(?:en)?|"
+        r"task|aufgabe|opdracht|override) ?:|"
+        r"(?:^|\n) ?(?:system|assistant|developer|systeem|human|ai) ?:|<\|?\s*/?\s*(?:system|im_start|"
         r"im_end|endoftext|assistant|user)\s*\|?>|\[/?inst\]|\[/?system\]|#{2,}\s*(?:instruction|system|"
         r"response)\b|<<\s*/?sys\s*>>|\[\s*system\s*(?:note|message|prompt)?\s*:")),
     # clearly off-topic work, asked as a task (not questions about what the owner wrote)
     Rule("off_topic", "write_for_me", seq(TASK_VERBS, "me a an my the some een mijn mir einen eine ein "
                                           "meinen meine", TASK_OBJECTS, gap=2, start=True)),
     Rule("off_topic", "write_for_me", seq(TASK_VERBS, TASK_OBJECTS, gap=0, start=True)),
-    Rule("off_topic", "write_for_me", seq("write schrijf schreib schreibe formuliere formulate compose verfasse",
-                                          "a an me een mij mir ein eine einen for voor fur", gap=0, start=True)),
     Rule("off_topic", "write_for_me", seq(TASK_OBJECTS, "for_me voor_mij fur_mich", gap=0)),
     Rule("off_topic", "write_for_me", seq("je u du sie", "een mijn ein eine einen meinen", TASK_OBJECTS,
                                           "schrijven maken genereren schreiben erstellen verfassen", gap=2)),
@@ -192,8 +204,8 @@ RULES: list[Rule] = [
     Rule("off_topic", "translate", seq("translate vertaal ubersetze uebersetze", "this the_following into "
                                        "to dit deze naar in diese folgende ins", gap=3, start=True)),
     Rule("off_topic", "recommend", seq("give recommend suggest geef raad empfiehl gib", "me mij mir",
-                                       "some a een een_paar ein paar", "music movie* film* book* song* "
-                                       "muziek boek* recipe* recept* musik buch*", gap=1)),
+                                       "some a een een_paar ein paar", "music movie* film* song* muziek "
+                                       "recipe* recept* musik", gap=1)),
 ]
 
 

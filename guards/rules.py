@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 from guards.normalize import fold, views
 from guards.numbers import (
+    clean,
+    contains_sensitive,
     find_account_numbers,
     find_card_numbers,
     find_ibans,
@@ -27,8 +29,10 @@ from guards.numbers import (
 )
 from guards.patterns import first_hit
 
-__all__ = ["HARD_MAX_CHARS", "Verdict", "find_account_numbers", "find_card_numbers", "find_ibans", "iban_valid",
-           "luhn_valid", "mask_sensitive", "screen"]
+__all__ = [
+    "HARD_MAX_CHARS", "Verdict", "clean", "contains_sensitive", "find_account_numbers", "find_card_numbers",
+    "find_ibans", "iban_valid", "luhn_valid", "mask_sensitive", "screen",
+]
 
 HARD_MAX_CHARS = 4000  # nothing longer is screened (the transport refuses more than 2,000 anyway)
 
@@ -45,8 +49,7 @@ class Verdict:
 def screen(text: str) -> Verdict | None:
     """The first guard that fires, or None."""
     text = text[:HARD_MAX_CHARS]
-    folded = fold(text)  # fullwidth digits and the like become plain ones
-    for source in (text, folded):
+    for source in (clean(text), fold(text)):  # full-width digits, zero-width and odd spaces undone
         if cards := find_card_numbers(source):
             return Verdict("card_number", "luhn", matched=mask_sensitive(cards[0]))
         if ibans := find_ibans(source):
@@ -55,7 +58,7 @@ def screen(text: str) -> Verdict | None:
             return Verdict("iban", "account_with_bank_context", matched=mask_sensitive(accounts[0]))
     for view in views(text):
         # decoded and reversed views only count instructions: a reversed question is noise
-        guards = ("injection", "off_topic") if view.name in ("plain", "joined", "leet") else ("injection",)
+        guards = ("injection", "off_topic") if view.name in ("plain", "lines", "joined", "leet") else ("injection",)
         hit = first_hit(view.text, guards=guards, compact=view.name == "squashed")
         if hit is not None:
             return Verdict(hit.guard, hit.rule, hit.span, hit.matched[:200], view.name)

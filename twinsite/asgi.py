@@ -8,10 +8,10 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "twinsite.settings")
 django_asgi_app = get_asgi_application()  # before importing anything that touches models
 
+from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from channels.sessions import SessionMiddlewareStack  # noqa: E402
-from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
 from chat.routing import websocket_urlpatterns  # noqa: E402
 from knowledge.embedders import get_embedders  # noqa: E402
@@ -28,8 +28,9 @@ def _warm() -> None:
 threading.Thread(target=_warm, name="warm-embedders", daemon=True).start()
 
 application = ProtocolTypeRouter({
-    # One process serves everything, admin CSS included, with no separate static server.
-    "http": ASGIStaticFilesHandler(django_asgi_app),
+    # One process serves everything; static files through WhiteNoise's middleware.
+    "http": django_asgi_app,
     # The session binds a socket to the conversations its browser started.
-    "websocket": AllowedHostsOriginValidator(SessionMiddlewareStack(URLRouter(websocket_urlpatterns))),
+    "websocket": AllowedHostsOriginValidator(SessionMiddlewareStack(AuthMiddlewareStack(
+        URLRouter(websocket_urlpatterns)))),
 })

@@ -13,7 +13,25 @@ import ipaddress
 from django.conf import settings
 
 
+def _key(address: str) -> str:
+    """IPv4 as it is; an IPv4-mapped IPv6 address unwrapped; other IPv6 by its /64, which one
+    subscriber gets whole (rotating within it must not buy fresh limits)."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address or "unknown"
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
+    return str(ip)
+
+
 def _pick(remote: str, forwarded: str) -> str:
+    return _key(_peer_or_forwarded(remote, forwarded))
+
+
+def _peer_or_forwarded(remote: str, forwarded: str) -> str:
     proxies = settings.TWIN_TRUSTED_PROXIES
     if proxies and forwarded:
         hops = [hop.strip() for hop in forwarded.split(",") if hop.strip()]

@@ -47,7 +47,7 @@ async def test_one_full_turn_streams_in_order_and_is_persisted():
     first_token, last_token = kinds.index("token"), len(kinds) - 1 - kinds[::-1].index("token")
     assert kinds[:2] == ["tool", "tool"]
     assert set(kinds[first_token:last_token + 1]) == {"token"} and last_token - first_token >= 10
-    assert kinds[last_token + 1:] == ["citations", "trace", "done"]
+    assert kinds[last_token + 1:] == ["citations", "done"]  # no diagnostics for visitors
     streamed = "".join(e["text"] for e in events if e["type"] == "token")
     done = events[-1]
     assert done["outcome"] == "answered" and done["answer"] == streamed
@@ -147,3 +147,40 @@ async def test_two_sockets_on_one_conversation_do_not_run_turns_at_once():
         await second.disconnect()
     turns = await database_sync_to_async(TurnLog.objects.filter(conversation=conversation).count)()
     assert turns == 1
+
+
+async def test_staff_sockets_get_the_turns_diagnostics():
+    from django.contrib.auth.models import User
+    from django.test import Client
+
+    from chat.views import SESSION_KEY
+
+    conversation = await database_sync_to_async(conversation_create)()
+
+    @database_sync_to_async
+    def staff_session() -> str:
+        client = Client()
+        client.force_login(User.objects.create_user("staffer", password="pw-123456789", is_staff=True))
+        session = client.session
+        session[SESSION_KEY] = str(conversation.pk)
+        session.save()
+        return session.session_key
+
+    key = await staff_session()
+    communicator = WebsocketCommunicator(application, f"/ws/chat/{conversation.pk}/",
+                                         headers=[*ORIGIN, (b"cookie", f"sessionid={key}".encode())])
+    connected, _ = await communicator.connect()
+    assert connected
+    try:
+        await communicator.send_to(text_data=json.dumps({"type": "ask", "text": "What has she built?"}))
+        events = await receive_turn(communicator)
+    finally:
+        await communicator.disconnect()
+    trace = next(e for e in events if e["type"] == "trace")
+    assert trace["provider"] == "offline" and "node_latency_ms" in trace
+
+
+async def test_an_unknown_websocket_path_is_refused_cleanly():
+    communicator = WebsocketCommunicator(application, "/ws/nothing/here/", headers=ORIGIN)
+    connected, _ = await communicator.connect()
+    assert not connected

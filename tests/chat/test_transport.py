@@ -156,3 +156,12 @@ def test_the_window_slides_across_its_boundary():
     # just after the boundary the previous window still counts almost fully
     assert not hit("k", limit, now=1_000_000_000 + 61).allowed
     assert hit("k", limit, now=1_000_000_000 + 60 + 59).allowed
+
+
+def test_ipv6_addresses_share_their_64_and_mapped_ipv4_is_unwrapped(settings):
+    factory = RequestFactory()
+    settings.TWIN_TRUSTED_PROXIES = 0
+    first = client_ip_from_request(factory.get("/", REMOTE_ADDR="2001:db8:1:2::10"))
+    second = client_ip_from_request(factory.get("/", REMOTE_ADDR="2001:db8:1:2:ffff::99"))
+    assert first == second == "2001:db8:1:2::/64"
+    assert client_ip_from_request(factory.get("/", REMOTE_ADDR="::ffff:198.51.100.7")) == "198.51.100.7"

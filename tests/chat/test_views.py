@@ -11,8 +11,11 @@ def test_page_creates_and_keeps_one_conversation_per_session(client):
     first = client.get("/")
     assert first.status_code == 200
     conversation = Conversation.objects.get()
-    assert "/ws/chat/${conversationId}/" in first.content.decode()
-    assert str(conversation.pk) in first.content.decode()
+    html = first.content.decode()
+    assert f'data-conversation="{conversation.pk}"' in html and 'src="/static/chat.js"' in html
+    assert "<style" not in html and "<script>" not in html  # no inline style or script
+    csp = first["Content-Security-Policy"]
+    assert "script-src 'self'" in csp and "unsafe-inline" not in csp
     assert b"offline mode" in first.content
     Message.objects.create(conversation=conversation, role="user", content="Hello twin")
     second = client.get("/")
@@ -51,3 +54,10 @@ def test_admin_lists_load(admin_client, kb):
     assert page.status_code == 200 and b"Beschikbaarheid en tarieven" in page.content
     synced = admin_client.post("/admin/knowledge/document/sync/", follow=True)
     assert b"71 unchanged" in synced.content
+
+
+def test_static_files_favicon_and_bad_paths(client):
+    assert client.get("/static/chat.js").status_code == 200
+    assert client.get("/favicon.ico").status_code == 301
+    assert client.get("/static/../manage.py").status_code == 404
+    assert client.get("/static/%2e%2e/manage.py").status_code == 404

@@ -78,21 +78,22 @@ def test_question_streams_token_by_token_with_a_citation_and_survives_reload(ser
         page.on("websocket", lambda ws: ws.on("framereceived", lambda payload: frames.append(json.loads(payload))))
         page.goto(server + "/")
         assert page.locator("#mode").inner_text() == "offline mode"
-        page.wait_for_function("document.querySelector('#send') && !document.querySelector('#send').disabled")
+        page.locator("#send:not([disabled])").wait_for()  # locators: the page's CSP forbids eval
         page.fill("#question", "What has she built?")
         page.press("#question", "Enter")
         answer = page.locator(".msg.assistant").last
         answer.locator(".cites a").first.wait_for(timeout=30_000)
-        page.wait_for_function("!document.querySelector('#send').disabled")
+        page.locator("#send:not([disabled])").wait_for()
         page.screenshot(path=str(tmp_path / "chat.png"), full_page=True)
 
         tokens = [f["text"] for f in frames if f["type"] == "token"]
         assert len(tokens) >= 10  # streamed as many frames, not one blob
-        assert [f["type"] for f in frames][-3:] == ["citations", "trace", "done"]
+        assert [f["type"] for f in frames][-2:] == ["citations", "done"]
+        assert "trace" not in {f["type"] for f in frames}  # no diagnostics for visitors
         shown = answer.locator(".text").inner_text()
         assert shown == "".join(tokens).strip() and "[source: " in shown
         assert answer.locator(".cites a").first.get_attribute("href").startswith("/")
-        assert "offline" in answer.locator(".why").inner_text()
+        assert answer.locator(".why").count() == 0
 
         page.reload()
         assert page.locator(".msg.user").last.inner_text() == "What has she built?"
@@ -112,11 +113,11 @@ def test_owner_approves_in_the_admin_and_the_open_chat_updates_without_a_reload(
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         visitor = browser.new_context().new_page()
         visitor.goto(server + "/")
-        visitor.wait_for_function("!document.querySelector('#send').disabled")
+        visitor.locator("#send:not([disabled])").wait_for()
         visitor.fill("#question", "Kun je een bericht doorsturen? Ik ben Anna, anna@example.com.")
         visitor.press("#question", "Enter")
         visitor.locator(".approval.pending").wait_for(timeout=30_000)
-        visitor.wait_for_function("!document.querySelector('#send').disabled")
+        visitor.locator("#send:not([disabled])").wait_for()
         assert "er is nog niets verstuurd" in visitor.locator(".msg.assistant").last.inner_text()
 
         owner = browser.new_context().new_page()
@@ -131,7 +132,7 @@ def test_owner_approves_in_the_admin_and_the_open_chat_updates_without_a_reload(
         assert "approved" in owner.locator(".messagelist").inner_text()
 
         visitor.locator(".approval.approved").wait_for(timeout=30_000)  # pushed by the worker
-        visitor.wait_for_function("document.querySelectorAll('.msg.assistant').length >= 2")
+        visitor.locator(".msg.assistant").nth(1).wait_for()
         visitor.screenshot(path=str(tmp_path / "approved.png"), full_page=True)
         assert "heeft je bericht goedgekeurd" in visitor.locator(".msg.assistant").last.inner_text()
         browser.close()

@@ -15,6 +15,7 @@ from django_tasks_db.management.commands.db_worker import Worker
 
 from approvals.services import approvals_sweep
 from budget.services import reservations_expire
+from guards.limits import counters_purge
 
 log = logging.getLogger("twinsite.worker")
 
@@ -51,7 +52,8 @@ class Command(BaseCommand):
         while True:  # a sweep at start picks up what a restart left behind
             try:
                 close_old_connections()
-                counts = approvals_sweep() | {"expired_reservations": reservations_expire()}
+                counts = approvals_sweep() | {"expired_reservations": reservations_expire(),
+                                              "old_rate_counters": counters_purge()}
                 if any(counts.values()):
                     log.info("approvals sweep: %s", counts)
             except Exception:  # the database may be away; the next sweep tries again
