@@ -94,6 +94,11 @@ def parse_document(path: Path, root: Path) -> SourceDocument:
     url = meta.get("url") or ""
     if not isinstance(url, str):
         raise ContentError(f"{rel}: field 'url' must be a string")
+    url = url.strip()
+    # Shown to visitors as a link: an absolute http(s) address or a path on this site, nothing
+    # else (no javascript:, data: or protocol-relative //host links).
+    if url and not (re.fullmatch(r"https?://[^\s<>\"']+", url) or re.fullmatch(r"/(?!/)[^\s<>\"']*", url)):
+        raise ContentError(f"{rel}: field 'url' must be an http(s) address or a site path starting with /; got {url!r}")
     updated = meta.get("updated")
     if updated is not None and not isinstance(updated, dt.date):
         try:

@@ -9,11 +9,14 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import asdict, dataclass
+from pathlib import PurePosixPath
 from typing import Literal
 
 from django.conf import settings
 from django.db import connection
 from django.db.models.functions import Cast
+from django.urls import reverse
+from django.utils.text import slugify
 from pgvector.django import CosineDistance, VectorField
 
 from knowledge.content import sha256
@@ -165,7 +168,7 @@ def knowledge_search(query: str, *, top_k: int | None = None, mode: Mode = "hybr
     rows = (
         KnowledgeChunk.objects.filter(embed_model=primary.name, content_hash__in={h for _, h in order})
         .only("id", "document_id", "content_hash", "heading_path", "text",
-              "document__title", "document__url", "document__kind")
+              "document__title", "document__url", "document__kind", "document__path")
     )
     if primary.name not in query_vectors:
         query_vectors[primary.name] = primary.query(query)
@@ -182,16 +185,34 @@ def knowledge_search(query: str, *, top_k: int | None = None, mode: Mode = "hybr
             continue
         f_rank, f_score = fulltext_at.get(key, (None, None))
         hits.append(SearchHit(
-            chunk_id=chunk.pk, document_title=chunk.document.title, document_url=chunk.document.url,
-            document_kind=chunk.document.kind, heading_path=chunk.heading_path, text=chunk.text,
+            chunk_id=chunk.pk, document_title=chunk.document.title,
+            document_url=public_url(chunk.document.path, chunk.document.url), document_kind=chunk.document.kind,
+            heading_path=chunk.heading_path, text=chunk.text,
             dense_score=1.0 - float(chunk.distance), dense_rank=primary_rank.get(key),
             fulltext_score=f_score, fulltext_rank=f_rank, fused_score=fused[key],
         ))
     return hits
 
 
+def source_slug(path: str) -> str:
+    """The public page of a document: ``/sources/<slug>/``, the slug from its file's path."""
+    return slugify(str(PurePosixPath(path).with_suffix("")).replace("/", "-"))
+
+
+def public_url(path: str, url: str) -> str:
+    """Where a citation links: the document's own absolute address, else its source page."""
+    if url.startswith(("https://", "http://")):
+        return url
+    return reverse("source", args=[source_slug(path)])
+
+
 def document_urls() -> dict[str, str]:
-    return dict(Document.objects.values_list("title", "url"))
+    return {title: public_url(path, url) for title, path, url in Document.objects.values_list("title", "path", "url")}
+
+
+def document_by_slug(slug: str) -> Document | None:
+    """A public document by its source-page slug (only public documents are in the table)."""
+    return next((d for d in Document.objects.all() if source_slug(d.path) == slug), None)
 
 
 def knowledge_prefix() -> tuple[str, str]:
@@ -234,7 +255,7 @@ def availability_chunks(language: str) -> list[dict]:
     )
     preferred = [c for c in chunks if c.document.lang == language] or chunks
     return [
-        {"chunk_id": c.pk, "document_title": c.document.title, "document_url": c.document.url,
-         "heading_path": c.heading_path, "text": c.text}
+        {"chunk_id": c.pk, "document_title": c.document.title,
+         "document_url": public_url(c.document.path, c.document.url), "heading_path": c.heading_path, "text": c.text}
         for c in preferred
     ]

@@ -4,12 +4,14 @@ from django.urls import path
 from django.views.generic import RedirectView
 
 from chat import views as chat_views
+from knowledge import views as knowledge_views
 from twinsite.api import api
 
 urlpatterns = [
     path("", chat_views.chat_page, name="chat"),
     path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True)),
     path("new/", chat_views.new_conversation, name="chat-new"),
+    path("sources/<slug:slug>/", knowledge_views.source_page, name="source"),
     path("api/", api.urls),
     path("admin/login/", chat_views.admin_login),  # throttled per client address
     path("admin/", admin.site.urls),

@@ -95,6 +95,11 @@ def test_question_streams_token_by_token_with_a_citation_and_survives_reload(ser
         assert answer.locator(".cites a").first.get_attribute("href").startswith("/")
         assert answer.locator(".why").count() == 0
 
+        href = answer.locator(".cites a").first.get_attribute("href")
+        source = browser.new_page()
+        assert source.goto(server + href).status == 200  # the citation leads to a page that exists
+        source.close()
+
         page.reload()
         assert page.locator(".msg.user").last.inner_text() == "What has she built?"
         assert "[source: " in page.locator(".msg.assistant").last.inner_text()

@@ -53,7 +53,7 @@ async def test_text_answer_with_citation_is_recorded_with_tokens_cost_and_trace(
     result, events, conversation = await ask("Where does she work?", provider)
     assert types(events) == ["token", "citations", "trace", "done"]
     assert result.outcome == "answered"
-    assert result.citations == [{"title": "Curriculum Vitae", "url": "/cv/"}]
+    assert result.citations == [{"title": "Curriculum Vitae", "url": "/sources/cv/"}]
     turn, trace = await rows(result)
     assert (turn.input_tokens, turn.cached_tokens, turn.output_tokens) == (1000, 800, 20)
     # (200 uncached * 0.40 + 800 cached * 0.10 + 20 out * 1.60) / 1M
