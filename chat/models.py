@@ -126,10 +126,13 @@ class AgentTrace(models.Model):
 
 
 class Feedback(models.Model):
-    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="feedback")
+    """One rating per answer (an answer belongs to one visitor's conversation); a second replaces it."""
+
+    message = models.OneToOneField(Message, on_delete=models.CASCADE, related_name="feedback")
     rating = models.SmallIntegerField(choices=[(1, "up"), (-1, "down")])
     comment = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:
         return f"{'+' if self.rating > 0 else '-'} on {self.message_id}"

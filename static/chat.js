@@ -112,15 +112,25 @@
     }
   }
 
+  function csrfToken() {
+    const match = document.cookie.match(/(?:^|; )csrftoken=([^;]+)/);
+    return match ? decodeURIComponent(match[1]) : "";
+  }
+
+  // One rating per answer: rating again replaces it (the pressed button shows the current one).
   function addRating(div) {
     const r = meta(div, "rate");
     for (const [label, value] of [["Helpful", 1], ["Not helpful", -1]]) {
       const b = document.createElement("button");
       b.type = "button"; b.textContent = label; b.setAttribute("aria-pressed", "false");
       b.onclick = async () => {
-        const res = await fetch("/api/feedback", {method: "POST", headers: {"Content-Type": "application/json"},
+        const res = await fetch("/api/feedback", {method: "POST", credentials: "same-origin",
+          headers: {"Content-Type": "application/json", "X-CSRFToken": csrfToken()},
           body: JSON.stringify({message_id: Number(div.dataset.messageId), rating: value})});
-        if (res.ok) { r.querySelectorAll("button").forEach(x => x.disabled = true); b.setAttribute("aria-pressed", "true"); }
+        if (res.ok) {
+          r.querySelectorAll("button").forEach(x => x.setAttribute("aria-pressed", "false"));
+          b.setAttribute("aria-pressed", "true");
+        }
       };
       r.appendChild(b);
     }

@@ -7,6 +7,7 @@ from typing import Literal
 from django.db import connection
 from ninja import NinjaAPI, Schema, Status
 from ninja.errors import HttpError
+from ninja.utils import check_csrf
 
 from approvals.api import router as approvals_router
 from chat.models import Feedback, Message
@@ -38,9 +39,21 @@ def health(request) -> dict:
     return {"status": "ok", "database": True}
 
 
-@api.post("/feedback", response={201: FeedbackOut})
+class VisitorSession:
+    """Visitor endpoints: the session's own conversation, JSON only, and Django's CSRF check
+    (the chat page sends the token in X-CSRFToken), so another site cannot post for a visitor."""
+
+    def __call__(self, request):
+        if request.content_type != "application/json":
+            raise HttpError(415, "json_required")
+        if check_csrf(request) is not None:
+            raise HttpError(403, "csrf_failed")
+        return True
+
+
+@api.post("/feedback", response={201: FeedbackOut, 200: FeedbackOut}, auth=VisitorSession())
 def feedback_create(request, payload: FeedbackIn) -> Status:
-    # Visitors rate answers of their own conversation only.
+    """Rate an answer of your own conversation; rating it again replaces the first rating."""
     message = Message.objects.filter(
         pk=payload.message_id, role=Message.Role.ASSISTANT,
         conversation_id=request.session.get(SESSION_KEY),
@@ -49,5 +62,6 @@ def feedback_create(request, payload: FeedbackIn) -> Status:
         raise HttpError(404, "unknown_message")
     if len(payload.comment) > 2000:
         raise HttpError(422, "comment_too_long")
-    item = Feedback.objects.create(message=message, rating=payload.rating, comment=payload.comment)
-    return Status(201, {"id": item.pk})
+    item, created = Feedback.objects.update_or_create(
+        message=message, defaults={"rating": payload.rating, "comment": payload.comment})
+    return Status(201 if created else 200, {"id": item.pk})

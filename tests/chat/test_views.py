@@ -27,11 +27,16 @@ def test_page_creates_and_keeps_one_conversation_per_session(client):
 
 def test_feedback_only_on_own_answers(client):
     client.get("/")
+    client.cookies["csrftoken"] = "a" * 32
+    client.defaults["HTTP_X_CSRFTOKEN"] = "a" * 32
     mine = Conversation.objects.get()
     answer = Message.objects.create(conversation=mine, role="assistant", content="An answer")
     other = Message.objects.create(conversation=Conversation.objects.create(), role="assistant", content="x")
     ok = client.post("/api/feedback", {"message_id": answer.pk, "rating": 1}, content_type="application/json")
     assert ok.status_code == 201 and Feedback.objects.get().rating == 1
+    again = client.post("/api/feedback", {"message_id": answer.pk, "rating": -1, "comment": "too vague"},
+                        content_type="application/json")
+    assert again.status_code == 200 and Feedback.objects.get().rating == -1  # replaced, not added
     assert client.post("/api/feedback", {"message_id": other.pk, "rating": -1},
                        content_type="application/json").status_code == 404
     bad = client.post("/api/feedback", {"message_id": answer.pk, "rating": 5}, content_type="application/json")
@@ -61,3 +66,18 @@ def test_static_files_favicon_and_bad_paths(client):
     assert client.get("/favicon.ico").status_code == 301
     assert client.get("/static/../manage.py").status_code == 404
     assert client.get("/static/%2e%2e/manage.py").status_code == 404
+
+
+def test_feedback_needs_json_and_the_csrf_token():
+    from django.test import Client
+
+    browser = Client(enforce_csrf_checks=True)
+    browser.get("/")
+    answer = Message.objects.create(conversation=Conversation.objects.get(), role="assistant", content="An answer")
+    body = f'{{"message_id": {answer.pk}, "rating": 1}}'
+    # another site's form can send text/plain, but not our token
+    assert browser.post("/api/feedback", body, content_type="text/plain").status_code == 415
+    assert browser.post("/api/feedback", body, content_type="application/json").status_code == 403
+    token = browser.cookies["csrftoken"].value
+    ok = browser.post("/api/feedback", body, content_type="application/json", HTTP_X_CSRFTOKEN=token)
+    assert ok.status_code == 201 and not Feedback.objects.exclude(message=answer).exists()

@@ -95,6 +95,12 @@ def test_question_streams_token_by_token_with_a_citation_and_survives_reload(ser
         assert answer.locator(".cites a").first.get_attribute("href").startswith("/")
         assert answer.locator(".why").count() == 0
 
+        # rating goes through the JSON API with the CSRF token; a second rating replaces the first
+        answer.get_by_role("button", name="Helpful", exact=True).click()
+        answer.locator('.rate button[aria-pressed="true"]').wait_for()
+        answer.get_by_role("button", name="Not helpful").click()
+        answer.locator('.rate button[aria-pressed="true"]', has_text="Not helpful").wait_for()
+
         href = answer.locator(".cites a").first.get_attribute("href")
         source = browser.new_page()
         assert source.goto(server + href).status == 200  # the citation leads to a page that exists
