@@ -1,4 +1,4 @@
-"""The JSON API (django-ninja): health and visitor feedback."""
+"""The JSON API (django-ninja): health, visitor feedback, the streaming chat and the approvals."""
 
 from __future__ import annotations
 
@@ -10,11 +10,21 @@ from ninja.errors import HttpError
 from ninja.utils import check_csrf
 
 from approvals.api import router as approvals_router
+from chat.api import RateLimited
+from chat.api import router as chat_router
 from chat.models import Feedback, Message
 from chat.views import SESSION_KEY
 
 api = NinjaAPI(title="Twinsite API", version="1")
 api.add_router("/admin", approvals_router)
+api.add_router("", chat_router)
+
+
+@api.exception_handler(RateLimited)
+def rate_limited(request, exc: RateLimited):
+    response = api.create_response(request, {"detail": "rate_limited", "retry_after": exc.retry_after}, status=429)
+    response["Retry-After"] = str(exc.retry_after)
+    return response
 
 
 class HealthOut(Schema):

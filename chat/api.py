@@ -1,0 +1,95 @@
+"""The chat over HTTP: ``POST /api/chat`` streams the WebSocket's events as server-sent events,
+with the same validation, limits, guards, budget and session binding."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from collections.abc import AsyncIterator
+
+from channels.db import database_sync_to_async
+from django.conf import settings
+from django.http import StreamingHttpResponse
+from ninja import Router, Schema
+from ninja.errors import HttpError
+
+from chat.models import Conversation
+from chat.services import TurnRejected, conversation_create, ip_hash, turn_run
+from chat.validation import question_problem
+from chat.views import SESSION_KEY
+from guards import limits
+from twinsite.clientip import client_ip_from_request
+
+router = Router(tags=["chat"])
+
+
+class ChatIn(Schema):
+    text: str
+    conversation_id: uuid.UUID | None = None  # default: the session's conversation (created if none)
+
+
+class RateLimited(HttpError):
+    def __init__(self, retry_after: int) -> None:
+        super().__init__(429, "rate_limited")
+        self.retry_after = retry_after
+
+
+def _sse(event: dict) -> str:
+    return f"event: {event['type']}\ndata: {json.dumps(event, ensure_ascii=False)}\n\n"
+
+
+@router.post("/chat", response={200: None})
+async def chat_stream(request, payload: ChatIn):
+    """One question; the answer streams back as `text/event-stream` (events as in docs/PROTOCOL.md)."""
+    if request.content_type != "application/json":
+        raise HttpError(415, "json_required")
+    problem = question_problem(payload.text)
+    if problem is not None:
+        raise HttpError(422, problem[0])
+    ip = client_ip_from_request(request)
+    owned = await request.session.aget(SESSION_KEY)
+    if payload.conversation_id is not None and str(payload.conversation_id) != owned:
+        raise HttpError(403, "forbidden")
+    conversation_id = owned
+    if conversation_id is None or not await Conversation.objects.filter(pk=conversation_id).aexists():
+        decision = await database_sync_to_async(limits.hit)(
+            f"conversation:{ip_hash(ip)}", limits.Limit.parse(settings.TWIN_RATE_CONVERSATIONS))
+        if not decision.allowed:
+            raise RateLimited(decision.retry_after)
+        conversation = await database_sync_to_async(conversation_create)(visitor_ip=ip)
+        conversation_id = str(conversation.pk)
+        await request.session.aset(SESSION_KEY, conversation_id)
+    decision = await database_sync_to_async(limits.hit)(
+        f"turn:{ip_hash(ip)}", limits.Limit.parse(settings.TWIN_RATE_TURNS))
+    if not decision.allowed:
+        raise RateLimited(decision.retry_after)
+    staff = bool(getattr(await request.auser(), "is_staff", False))
+    response = StreamingHttpResponse(_stream(conversation_id, payload.text.strip(), ip, staff),
+                                     content_type="text/event-stream; charset=utf-8")
+    response["Cache-Control"] = "no-cache"
+    response["X-Accel-Buffering"] = "no"  # nginx: pass each event on at once
+    response["X-Conversation-Id"] = conversation_id
+    return response
+
+
+async def _stream(conversation_id: str, text: str, ip: str, staff: bool) -> AsyncIterator[str]:
+    queue: asyncio.Queue = asyncio.Queue()
+
+    async def emit(event: dict) -> None:
+        if event.get("type") != "trace" or staff:
+            await queue.put(event)
+
+    async def run() -> None:
+        try:
+            await turn_run(conversation_id=conversation_id, text=text, emit=emit, visitor_ip=ip)
+        except TurnRejected as exc:
+            await queue.put({"type": "error", "in_turn": False, "code": exc.code, "message": exc.message})
+        finally:
+            await queue.put(None)
+
+    # The turn runs to its end (and is recorded) even if the client goes away mid-stream.
+    task = asyncio.create_task(run())
+    while (event := await queue.get()) is not None:
+        yield _sse(event)
+    await task
