@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 from django.contrib import admin
 from django.db.models import Count
 from django.urls import reverse
@@ -20,11 +18,6 @@ from chat.models import (
     UnansweredQuestion,
 )
 from twinsite.admin_base import ReadOnlyAdmin
-
-
-def _pretty(value) -> str:
-    return format_html("<pre style='white-space:pre-wrap;max-width:60rem'>{}</pre>",
-                       json.dumps(value, indent=2, ensure_ascii=False, default=str))
 
 
 class MessageInline(admin.TabularInline):
@@ -87,10 +80,17 @@ class AgentTraceAdmin(ReadOnlyAdmin):
     list_select_related = ("turn__user_message", "message")
     search_fields = ("message__content", "turn__user_message__content")
     date_hierarchy = "created_at"
-    exclude = ("retrieved", "tool_calls", "provider_responses", "node_latency_ms")
-    readonly_fields = ("message", "turn", "provider", "model", "system_prompt", "knowledge_sha256",
-                       "input_tokens", "cached_tokens", "output_tokens", "cost_usd", "error",
-                       "node_latency", "retrieved_chunks", "tool_calls_made", "raw_responses", "created_at")
+    # The same readable "why" view as the chat page's staff panel, instead of raw JSON fields.
+    fields = ("message", "turn", "created_at")
+    readonly_fields = fields
+    change_form_template = "admin/chat/agenttrace/change_form.html"
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        from chat.selectors import why_context
+
+        trace = self.get_object(request, object_id)
+        extra = why_context(trace) if trace is not None else {}
+        return super().change_view(request, object_id, form_url, {**(extra_context or {}), **extra})
 
     @admin.display(description="question")
     def question(self, obj) -> str:
@@ -100,21 +100,9 @@ class AgentTraceAdmin(ReadOnlyAdmin):
     def has_error(self, obj) -> bool:
         return bool(obj.error)
 
-    @admin.display(description="latency per node (ms)")
-    def node_latency(self, obj):
-        return _pretty(obj.node_latency_ms)
 
-    @admin.display(description="retrieved chunks")
-    def retrieved_chunks(self, obj):
-        return _pretty(obj.retrieved)
 
-    @admin.display(description="tool calls")
-    def tool_calls_made(self, obj):
-        return _pretty(obj.tool_calls)
 
-    @admin.display(description="provider responses")
-    def raw_responses(self, obj):
-        return _pretty(obj.provider_responses)
 
 
 @admin.register(PromptSnapshot)

@@ -9,6 +9,7 @@ from django.views.decorators.http import require_POST
 
 from approvals.models import PendingApproval
 from chat.models import Conversation
+from chat.selectors import trace_for_message, why_context
 from chat.services import conversation_create, ip_hash
 from chat.texts import text as say
 from guards import limits
@@ -75,3 +76,13 @@ def admin_login(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and (limited := _limited(request, "login", settings.TWIN_RATE_LOGIN)) is not None:
         return limited
     return admin.site.login(request)
+
+
+def why_panel(request: HttpRequest, message_id: int) -> HttpResponse:
+    """The turn behind an answer, for logged-in staff only (everyone else: 403, nothing shown)."""
+    if not (request.user.is_authenticated and request.user.is_staff):
+        return HttpResponse("Staff only.", status=403, content_type="text/plain; charset=utf-8")
+    trace = trace_for_message(message_id=message_id)
+    if trace is None:
+        return HttpResponse("No trace for this answer.", status=404, content_type="text/plain; charset=utf-8")
+    return render(request, "chat/why.html", why_context(trace))

@@ -106,10 +106,31 @@
         // the checked answer replaces the streamed text (unknown citations removed)
         if (ev.answer) current.querySelector(".text").textContent = ev.answer;
         current.dataset.messageId = ev.message_id;
+        addWhy(current);
         if (ev.outcome === "answered") addRating(current);
         current = null; setBusy(false); status.textContent = "";
         break;
     }
+  }
+
+  // Staff only: a "why" button beside each answer opens the turn's trace in a side panel.
+  const whyPanel = document.getElementById("why-panel");
+  function addWhy(div) {
+    if (!whyPanel || !div.dataset.messageId || div.querySelector(".why-open")) return;
+    const b = document.createElement("button");
+    b.type = "button"; b.className = "why-open"; b.textContent = "why";
+    b.setAttribute("aria-controls", "why-panel");
+    b.onclick = async () => {
+      const res = await fetch(`/why/${div.dataset.messageId}/`, {credentials: "same-origin"});
+      // server-rendered and escaped by Django's templates: safe to insert
+      document.getElementById("why-body").innerHTML = res.ok ? await res.text() : "";
+      whyPanel.hidden = false; whyPanel.focus();
+    };
+    meta(div, "whybar").appendChild(b);
+  }
+  if (whyPanel) {
+    document.getElementById("why-close").onclick = () => { whyPanel.hidden = true; };
+    document.querySelectorAll(".msg.assistant[data-message-id]").forEach(addWhy);
   }
 
   function csrfToken() {

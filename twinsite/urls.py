@@ -12,6 +12,7 @@ urlpatterns = [
     path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True)),
     path("new/", chat_views.new_conversation, name="chat-new"),
     path("sources/<slug:slug>/", knowledge_views.source_page, name="source"),
+    path("why/<int:message_id>/", chat_views.why_panel, name="why"),
     path("api/", api.urls),
     path("admin/login/", chat_views.admin_login),  # throttled per client address
     path("admin/", admin.site.urls),

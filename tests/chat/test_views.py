@@ -81,3 +81,44 @@ def test_feedback_needs_json_and_the_csrf_token():
     token = browser.cookies["csrftoken"].value
     ok = browser.post("/api/feedback", body, content_type="application/json", HTTP_X_CSRFTOKEN=token)
     assert ok.status_code == 201 and not Feedback.objects.exclude(message=answer).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_why_panel_is_for_staff_only(client, kb):
+    import asyncio
+
+    from django.contrib.auth.models import User
+
+    from chat.checkpoints import close_pools
+    from chat.providers.offline import OfflineProvider
+    from chat.services import conversation_create, turn_run
+
+    async def one_turn():
+        try:
+            conversation = await asyncio.to_thread(conversation_create)
+
+            async def emit(event):
+                pass
+
+            return await turn_run(conversation_id=conversation.pk, text="What has she built?", emit=emit,
+                                  provider=OfflineProvider(owner="Mira Jansen"))
+        finally:
+            await close_pools()
+
+    result = asyncio.run(one_turn())
+    assert client.get(f"/why/{result.message_id}/").status_code == 403  # a visitor
+    User.objects.create_user("visitor", password="pw-123456789")
+    client.login(username="visitor", password="pw-123456789")
+    assert client.get(f"/why/{result.message_id}/").status_code == 403  # logged in, not staff
+    staff = User.objects.create_user("staff", password="pw-123456789", is_staff=True)
+    client.force_login(staff)
+    html = client.get(f"/why/{result.message_id}/").content.decode()
+    assert "Why this answer" in html and "What has she built?" in html and "search_knowledge" in html
+    assert "<meter" in html and "Curriculum Vitae" in html and "System prompt as it ran" in html
+    admin = User.objects.create_superuser("boss", password="pw-123456789")
+    client.force_login(admin)
+    from chat.models import AgentTrace
+
+    trace = AgentTrace.objects.get(message_id=result.message_id)
+    page = client.get(f"/admin/chat/agenttrace/{trace.pk}/change/").content.decode()
+    assert "Why this answer" in page and "search_knowledge" in page

@@ -148,3 +148,35 @@ def test_owner_approves_in_the_admin_and_the_open_chat_updates_without_a_reload(
         assert "heeft je bericht goedgekeurd" in visitor.locator(".msg.assistant").last.inner_text()
         browser.close()
     assert ContactMessage.objects.count() == 1
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed (.ci/run installs it)")
+def test_staff_open_the_why_panel_and_visitors_have_none(server, tmp_path):
+    from django.contrib.auth.models import User
+    from playwright.sync_api import sync_playwright
+
+    User.objects.create_user("staffer", password="staff-pass-123", is_staff=True)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        staff = browser.new_context().new_page()
+        staff.goto(server + "/admin/login/?next=/")
+        staff.fill("#id_username", "staffer")
+        staff.fill("#id_password", "staff-pass-123")
+        staff.click("input[type=submit]")
+        staff.locator("#send:not([disabled])").wait_for()
+        staff.fill("#question", "What has she built?")
+        staff.press("#question", "Enter")
+        staff.locator(".msg.assistant .why-open").first.click()
+        panel = staff.locator("#why-panel")
+        panel.locator("text=Why this answer").wait_for()
+        assert "search_knowledge" in panel.inner_text() and "What has she built?" in panel.inner_text()
+        staff.screenshot(path=str(tmp_path / "why-panel.png"), full_page=True)
+
+        visitor = browser.new_context().new_page()
+        visitor.goto(server + "/")
+        visitor.locator("#send:not([disabled])").wait_for()
+        visitor.fill("#question", "What has she built?")
+        visitor.press("#question", "Enter")
+        visitor.locator(".msg.assistant .cites a").first.wait_for()
+        assert visitor.locator(".why-open").count() == 0 and visitor.locator("#why-panel").count() == 0
+        browser.close()
