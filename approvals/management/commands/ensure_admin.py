@@ -31,7 +31,8 @@ class Command(BaseCommand):
             # Printed once; it is not stored anywhere in clear text.
             self.stdout.write(self.style.WARNING(
                 f"Created admin user {username!r} with generated password: {password}\n"
-                "Save it now; set TWIN_ADMIN_PASSWORD to choose your own."
+                f"Save it now. To reset it: .venv/bin/python manage.py changepassword {username} "
+                "(or set TWIN_ADMIN_PASSWORD and run make run)."
             ))
         else:
             self.stdout.write(f"Created admin user {username!r} (password from TWIN_ADMIN_PASSWORD)")
