@@ -11,6 +11,7 @@
 
   function bubble(role, text) {
     const div = document.createElement("div");
+    div.dataset.key = String(++keys);
     div.className = "msg " + role;
     const span = document.createElement("span");
     span.className = "text";
@@ -69,21 +70,17 @@
     switch (ev.type) {
       case "token":
         if (!current) current = bubble("assistant", "");
-        current.querySelector(".text").textContent += ev.text;
+        current.raw = (current.raw || "") + ev.text;
+        renderAnswer(current, current.raw, null);  // markers held back until they are checked
         current.scrollIntoView({block: "end"});
         break;
       case "tool":
         status.textContent = ev.status === "started" ? `Looking things up (${ev.name})…` : "";
         break;
-      case "citations": {
+      case "citations":
         if (!current) current = bubble("assistant", "");
-        const c = meta(current, "cites");
-        for (const cite of ev.citations) {
-          const a = document.createElement("a");
-          a.href = cite.url || "#"; a.textContent = cite.title; c.appendChild(a);
-        }
+        current.citations = ev.citations;  // only sources that exist in the knowledge base
         break;
-      }
       case "approval":
         approvalCard(ev.approval_id, ev.status);
         break;
@@ -103,8 +100,8 @@
         break;
       case "done":
         if (!current) current = bubble("assistant", "");
-        // the checked answer replaces the streamed text (unknown citations removed)
-        if (ev.answer) current.querySelector(".text").textContent = ev.answer;
+        // the checked answer replaces the streamed text: numbered markers for checked sources only
+        renderAnswer(current, ev.answer || current.raw || "", ev.citations || current.citations || []);
         current.dataset.messageId = ev.message_id;
         addWhy(current);
         if (ev.outcome === "answered") addRating(current);
@@ -112,6 +109,58 @@
         break;
     }
   }
+
+  // Citations: "[source: Title]" in the answer becomes a numbered marker linked to a list of
+  // sources under the answer. While streaming, markers (and a marker still being typed) are
+  // held back, so a source that turns out not to exist is never shown. Text goes in with
+  // textContent and links are built as elements: nothing from the model is parsed as HTML.
+  const MARKER = /\[source:\s*([^\]\n]+?)\s*\]/g;
+  function renderAnswer(div, raw, citations) {
+    const text = div.querySelector(".text");
+    text.replaceChildren();
+    let visible = raw;
+    if (citations === null) {
+      const open = raw.lastIndexOf("[");
+      if (open >= 0 && raw.indexOf("]", open) < 0) visible = raw.slice(0, open);  // an unfinished marker
+    }
+    const known = new Map((citations || []).map(c => [c.title, c.url]));
+    const numbers = new Map();
+    let last = 0;
+    for (const m of visible.matchAll(MARKER)) {
+      text.append(visible.slice(last, m.index).replace(/\s+$/, ""));
+      last = m.index + m[0].length;
+      if (!known.has(m[1])) continue;  // unchecked (streaming) or unknown: not shown
+      if (!numbers.has(m[1])) numbers.set(m[1], numbers.size + 1);
+      const sup = document.createElement("sup");
+      const a = document.createElement("a");
+      a.href = `#src-${div.dataset.key || ""}-${numbers.get(m[1])}`;
+      a.textContent = `[${numbers.get(m[1])}]`;
+      a.setAttribute("aria-label", `source ${numbers.get(m[1])}: ${m[1]}`);
+      sup.append(a); text.append(sup);
+    }
+    text.append(visible.slice(last));
+    div.querySelector(".sources")?.remove();
+    if (numbers.size) {
+      const list = document.createElement("ol");
+      list.className = "meta sources";
+      for (const [title, n] of numbers) {
+        const li = document.createElement("li");
+        li.id = `src-${div.dataset.key || ""}-${n}`;
+        const a = document.createElement("a");
+        a.href = known.get(title) || "#"; a.textContent = title;
+        li.append(a); list.append(li);
+      }
+      text.after(list);
+    }
+  }
+  let keys = 0;
+  // answers already on the page (a reload): their sources come from the server-rendered links
+  document.querySelectorAll(".msg.assistant").forEach(div => {
+    div.dataset.key = String(++keys);
+    const links = [...div.querySelectorAll(".cites a")].map(a => ({title: a.textContent, url: a.getAttribute("href")}));
+    div.querySelector(".cites")?.remove();
+    renderAnswer(div, div.querySelector(".text").textContent, links);
+  });
 
   // Staff only: a "why" button beside each answer opens the turn's trace in a side panel.
   const whyPanel = document.getElementById("why-panel");

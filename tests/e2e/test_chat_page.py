@@ -91,7 +91,7 @@ def test_question_streams_token_by_token_with_a_citation_and_survives_reload(ser
         page.fill("#question", "What has she built?")
         page.press("#question", "Enter")
         answer = page.locator(".msg.assistant").last
-        answer.locator(".cites a").first.wait_for(timeout=30_000)
+        answer.locator(".sources a").first.wait_for(timeout=30_000)
         page.locator("#send:not([disabled])").wait_for()
         page.screenshot(path=str(tmp_path / "chat.png"), full_page=True)
 
@@ -100,8 +100,12 @@ def test_question_streams_token_by_token_with_a_citation_and_survives_reload(ser
         assert [f["type"] for f in frames][-2:] == ["citations", "done"]
         assert "trace" not in {f["type"] for f in frames}  # no diagnostics for visitors
         shown = answer.locator(".text").inner_text()
-        assert shown == "".join(tokens).strip() and "[source: " in shown
-        assert answer.locator(".cites a").first.get_attribute("href").startswith("/")
+        streamed = "".join(tokens)
+        assert "[source: " in streamed and "[source: " not in shown  # markers became numbers
+        assert shown.startswith(streamed.split("[source:")[0].strip()) and "[1]" in shown
+        marker = answer.locator(".text sup a").first
+        assert marker.get_attribute("href") == "#" + answer.locator(".sources li").first.get_attribute("id")
+        assert answer.locator(".sources a").first.get_attribute("href").startswith("/sources/")
         assert answer.locator(".why").count() == 0
 
         # rating goes through the JSON API with the CSRF token; a second rating replaces the first
@@ -110,14 +114,17 @@ def test_question_streams_token_by_token_with_a_citation_and_survives_reload(ser
         answer.get_by_role("button", name="Not helpful").click()
         answer.locator('.rate button[aria-pressed="true"]', has_text="Not helpful").wait_for()
 
-        href = answer.locator(".cites a").first.get_attribute("href")
+        answer_sources = answer.locator(".sources a").count()
+        href = answer.locator(".sources a").first.get_attribute("href")
         source = browser.new_page()
         assert source.goto(server + href).status == 200  # the citation leads to a page that exists
         source.close()
 
         page.reload()
         assert page.locator(".msg.user").last.inner_text() == "What has she built?"
-        assert "[source: " in page.locator(".msg.assistant").last.inner_text()
+        reloaded = page.locator(".msg.assistant").last
+        assert reloaded.locator(".text").inner_text() == shown  # the same numbered answer after a reload
+        assert reloaded.locator(".sources a").count() == answer_sources
         browser.close()
 
 
@@ -186,6 +193,6 @@ def test_staff_open_the_why_panel_and_visitors_have_none(server, tmp_path):
         visitor.locator("#send:not([disabled])").wait_for()
         visitor.fill("#question", "What has she built?")
         visitor.press("#question", "Enter")
-        visitor.locator(".msg.assistant .cites a").first.wait_for()
+        visitor.locator(".msg.assistant .sources a").first.wait_for()
         assert visitor.locator(".why-open").count() == 0 and visitor.locator("#why-panel").count() == 0
         browser.close()
