@@ -5,6 +5,26 @@ from __future__ import annotations
 import json
 
 from chat.models import AgentTrace
+from knowledge.models import Document
+
+_STARTERS = {
+    "en": {"project": "What is {name}?", "availability": "When could she start, and at what rate?",
+           "cv": "Where has she worked?", "article": "What did she write about {name}?"},
+    "nl": {"project": "Wat is {name}?", "availability": "Wanneer kan ze beginnen, en tegen welk tarief?",
+           "cv": "Waar heeft ze gewerkt?", "article": "Wat schreef ze over {name}?"},
+}
+
+
+def starter_questions(lang: str = "en", limit: int = 4) -> list[str]:
+    """A few questions the knowledge base can answer, made from its documents' titles and kinds."""
+    templates = _STARTERS.get(lang, _STARTERS["en"])
+    questions: list[str] = []
+    for kind in ("cv", "project", "availability", "article"):
+        document = Document.objects.filter(kind=kind).order_by("path").first()
+        if document is not None:
+            name = document.title.split(":", 1)[-1].strip()
+            questions.append(templates[kind].format(name=name))
+    return questions[:limit]
 
 
 def trace_for_message(*, message_id: int) -> AgentTrace | None:

@@ -9,7 +9,7 @@ from django.views.decorators.http import require_POST
 
 from approvals.models import PendingApproval
 from chat.models import Conversation
-from chat.selectors import trace_for_message, why_context
+from chat.selectors import starter_questions, trace_for_message, why_context
 from chat.services import conversation_create, ip_hash
 from chat.texts import text as say
 from guards import limits
@@ -58,6 +58,7 @@ def chat_page(request: HttpRequest) -> HttpResponse:
         "provider": settings.TWIN_PROVIDER,
         "max_chars": settings.TWIN_MAX_QUESTION_CHARS,
         "approvals": PendingApproval.objects.filter(conversation=conversation).order_by("created_at"),
+        "starters": starter_questions(_language(request)),
         "approval_texts": {status: say(f"card.{status}", _language(request))
                            for status in ("pending", "approved", "rejected", "expired")},
     })

@@ -206,6 +206,11 @@
     }
   }
 
+  // starter questions: one click asks them
+  document.querySelectorAll("button.starter").forEach(b => b.addEventListener("click", () => {
+    input.value = b.textContent; form.requestSubmit();
+  }));
+
   form.addEventListener("submit", (e) => {
     e.preventDefault();
     const text = input.value.trim();

@@ -61,6 +61,14 @@ def test_admin_lists_load(admin_client, kb):
     assert b"71 unchanged" in synced.content
 
 
+def test_the_page_explains_the_twin_and_offers_questions_the_knowledge_base_answers(client, kb):
+    html = client.get("/").content.decode()
+    assert "approves every message before it is sent" in html
+    assert "What is Ledgerline?" in html or "What is " in html
+    dutch = client.get("/", HTTP_ACCEPT_LANGUAGE="nl-NL,nl;q=0.9").content.decode()
+    assert "Waar heeft ze gewerkt?" in dutch
+
+
 def test_static_files_favicon_and_bad_paths(client):
     assert client.get("/static/chat.js").status_code == 200
     assert client.get("/favicon.ico").status_code == 301

@@ -191,8 +191,10 @@ def test_staff_open_the_why_panel_and_visitors_have_none(server, tmp_path):
         visitor = browser.new_context().new_page()
         visitor.goto(server + "/")
         visitor.locator("#send:not([disabled])").wait_for()
-        visitor.fill("#question", "What has she built?")
-        visitor.press("#question", "Enter")
+        starter = visitor.locator("button.starter").first
+        question = starter.inner_text()
+        starter.click()  # a starter question drawn from the knowledge base, asked with one click
         visitor.locator(".msg.assistant .sources a").first.wait_for()
+        assert visitor.locator(".msg.user").last.inner_text() == question
         assert visitor.locator(".why-open").count() == 0 and visitor.locator("#why-panel").count() == 0
         browser.close()
