@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from django.core.management.base import BaseCommand, CommandError
+from django.utils import timezone
 
 from approvals import selectors, services
 
@@ -32,7 +33,7 @@ class Command(BaseCommand):
         if action == "list":
             rows = selectors.approval_list(status=None if options["status"] == "all" else options["status"])
             for row in rows:
-                self.stdout.write(f"{row['id']:>5}  {row['status']:<9} {row['created_at']:%Y-%m-%d %H:%M}  "
+                self.stdout.write(f"{row['id']:>5}  {row['status']:<9} {timezone.localtime(row['created_at']):%Y-%m-%d %H:%M}  "
                                   f"{row['visitor_name'] or '-'} <{row['visitor_email'] or '-'}>  {row['subject']}")
             if not rows:
                 self.stdout.write("no requests")
