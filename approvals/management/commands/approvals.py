@@ -33,7 +33,8 @@ class Command(BaseCommand):
         if action == "list":
             rows = selectors.approval_list(status=None if options["status"] == "all" else options["status"])
             for row in rows:
-                self.stdout.write(f"{row['id']:>5}  {row['status']:<9} {timezone.localtime(row['created_at']):%Y-%m-%d %H:%M}  "
+                created = timezone.localtime(row["created_at"])
+                self.stdout.write(f"{row['id']:>5}  {row['status']:<9} {created:%Y-%m-%d %H:%M}  "
                                   f"{row['visitor_name'] or '-'} <{row['visitor_email'] or '-'}>  {row['subject']}")
             if not rows:
                 self.stdout.write("no requests")
