@@ -54,6 +54,16 @@ class TurnContext:
     query_vectors: dict = field(default_factory=dict)
 
 
+def turn_reset(*, turn_start: int, question: str) -> dict:
+    """The per-turn state at the start of a turn: a visitor's question or the owner's decision."""
+    return {
+        "turn_start": turn_start, "question": question, "guard": None, "tool_rounds": 0,
+        "pending_calls": [], "approved_call_ids": [], "answer": "",
+        "citations": [], "unknown_citations": [], "hallucination_risk": False, "outcome": "", "error": None,
+        "queued_approval_id": None, "resolved": None, "budget_refused": None,
+    }
+
+
 REFUSAL_KINDS = frozenset({"injection", "card_number", "iban", "off_topic", "budget"})
 
 
@@ -64,12 +74,7 @@ async def guard_input(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
     messages = state.get("messages") or []
     turn_start = len(messages) - 1
     question = str(messages[turn_start].get("content") or "") if messages else ""
-    reset = {
-        "turn_start": turn_start, "question": question, "guard": None, "tool_rounds": 0,
-        "pending_calls": [], "approved_call_ids": [], "answer": "",
-        "citations": [], "unknown_citations": [], "hallucination_risk": False, "outcome": "", "error": None,
-        "queued_approval_id": None, "resolved": None, "budget_refused": None,
-    }
+    reset = turn_reset(turn_start=turn_start, question=question)
     if await database_sync_to_async(budget_services.budget_exhausted)():
         return reset | {"guard": {"guard": "budget", "rule": "daily_limit"}}
     ctx = runtime.context
@@ -375,10 +380,7 @@ async def request_approval(state: AgentState, runtime: Runtime[TurnContext]) -> 
     arguments = decision.get("arguments") if decision["decision"] == "approve" else item["arguments"]
     call = {"id": item["execution_call_id"], "type": "function",
             "function": {"name": item["tool_name"], "arguments": json.dumps(arguments, ensure_ascii=False)}}
-    update: dict = {
-        "turn_start": len(messages), "question": "", "guard": None, "tool_rounds": 0, "answer": "",
-        "citations": [], "unknown_citations": [], "hallucination_risk": False, "outcome": "", "error": None,
-        "queued_approval_id": None, "budget_refused": None,
+    update: dict = turn_reset(turn_start=len(messages), question="") | {
         "awaiting": [a for a in state.get("awaiting") or [] if a["approval_id"] != item["approval_id"]],
         "resolved": {"approval_id": item["approval_id"], "decision": decision["decision"],
                      "reason": str(decision.get("reason") or "")},
@@ -392,7 +394,7 @@ async def request_approval(state: AgentState, runtime: Runtime[TurnContext]) -> 
     runtime.context.recorder.tool_calls.append({"id": call["id"], "name": item["tool_name"],
                                                 "arguments": call["function"]["arguments"],
                                                 "status": decision["decision"], "result": outcome})
-    return update | {"messages": exchange, "pending_calls": [], "approved_call_ids": []}
+    return update | {"messages": exchange}
 
 
 def _succeeded(tool_message: dict) -> bool:
