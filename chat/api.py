@@ -9,7 +9,6 @@ import uuid
 from collections.abc import AsyncIterator
 
 from channels.db import database_sync_to_async
-from django.conf import settings
 from django.http import StreamingHttpResponse
 from ninja import Router, Schema
 from ninja.errors import HttpError
@@ -53,15 +52,14 @@ async def chat_stream(request, payload: ChatIn):
         raise HttpError(403, "forbidden")
     conversation_id = owned
     if conversation_id is None or not await Conversation.objects.filter(pk=conversation_id).aexists():
-        decision = await database_sync_to_async(limits.hit)(
-            f"conversation:{ip_hash(ip)}", limits.Limit.parse(settings.TWIN_RATE_CONVERSATIONS))
+        decision = await database_sync_to_async(limits.visitor_hit)("conversation", ip_key=ip_hash(ip))
         if not decision.allowed:
             raise RateLimited(decision.retry_after)
         conversation = await database_sync_to_async(conversation_create)(visitor_ip=ip)
         conversation_id = str(conversation.pk)
         await request.session.aset(SESSION_KEY, conversation_id)
-    decision = await database_sync_to_async(limits.hit)(
-        f"turn:{ip_hash(ip)}", limits.Limit.parse(settings.TWIN_RATE_TURNS))
+    decision = await database_sync_to_async(limits.visitor_hit)(
+        "turn", ip_key=ip_hash(ip), conversation_id=conversation_id)
     if not decision.allowed:
         raise RateLimited(decision.retry_after)
     staff = bool(getattr(await request.auser(), "is_staff", False))

@@ -20,7 +20,6 @@ from chat.services import TurnRejected, conversation_group, ip_hash, turn_run
 from chat.validation import frame_problem, question_problem
 from chat.views import SESSION_KEY
 from guards import limits
-from guards.services import incident_record
 from twinsite.clientip import client_ip_from_scope
 
 log = logging.getLogger(__name__)
@@ -115,12 +114,9 @@ class ChatConsumer(AsyncWebsocketConsumer):
         if previous is not None and not previous.done() and not self.answered:
             await self.error("busy", "Wait for the current answer to finish.")
             return
-        decision = await database_sync_to_async(limits.hit)(
-            f"turn:{self.ip_key}", limits.Limit.parse(settings.TWIN_RATE_TURNS))
+        decision = await database_sync_to_async(limits.visitor_hit)(
+            "turn", ip_key=self.ip_key, conversation_id=str(self.conversation_id))
         if not decision.allowed:
-            await database_sync_to_async(incident_record)(
-                guard="rate_limit", rule="turns_per_ip", text="", conversation_id=self.conversation_id,
-                ip_hash=self.ip_key)
             await self.send_event({"type": "error", "in_turn": False, "code": "rate_limited",
                                    "retry_after": decision.retry_after,
                                    "message": f"Too many questions from your address; try again in "

@@ -18,9 +18,9 @@ from twinsite.clientip import client_ip_from_request
 SESSION_KEY = "twin_conversation"
 
 
-def _limited(request: HttpRequest, name: str, rate: str) -> HttpResponse | None:
-    """A 429 with Retry-After when this client is over ``rate`` for ``name``."""
-    decision = limits.hit(f"{name}:{ip_hash(client_ip_from_request(request))}", limits.Limit.parse(rate))
+def _limited(request: HttpRequest, kind: str) -> HttpResponse | None:
+    """A 429 with Retry-After when this client is over its ``kind`` limit (see guards.limits.RATES)."""
+    decision = limits.visitor_hit(kind, ip_key=ip_hash(client_ip_from_request(request)))
     if decision.allowed:
         return None
     response = HttpResponse(f"Too many requests from your address; try again in {decision.retry_after} seconds.",
@@ -45,7 +45,7 @@ def chat_page(request: HttpRequest) -> HttpResponse:
         conversation = Conversation.objects.filter(pk=conversation_id).first()
     if conversation is None:
         # Each new conversation counts: a client without cookies cannot create thousands.
-        if (limited := _limited(request, "conversation", settings.TWIN_RATE_CONVERSATIONS)) is not None:
+        if (limited := _limited(request, "conversation")) is not None:
             return limited
         conversation = conversation_create(visitor_ip=client_ip_from_request(request))
         request.session[SESSION_KEY] = str(conversation.pk)
@@ -74,7 +74,7 @@ def admin_login(request: HttpRequest) -> HttpResponse:
     """The admin's login, with failed and successful POSTs counted per client address."""
     from django.contrib import admin
 
-    if request.method == "POST" and (limited := _limited(request, "login", settings.TWIN_RATE_LOGIN)) is not None:
+    if request.method == "POST" and (limited := _limited(request, "login")) is not None:
         return limited
     return admin.site.login(request)
 

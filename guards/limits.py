@@ -13,6 +13,7 @@ import math
 import time
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.db import connection, transaction
 
 
@@ -56,6 +57,22 @@ def hit(key: str, limit: Limit, *, now: float | None = None) -> Decision:
         return Decision(True, 0)
     # an upper bound: by the end of this window the older one no longer counts
     return Decision(False, max(1, math.ceil(limit.seconds - (now - window))))
+
+
+# The per-visitor limits and the setting that configures each.
+RATES = {"turn": "TWIN_RATE_TURNS", "conversation": "TWIN_RATE_CONVERSATIONS", "login": "TWIN_RATE_LOGIN"}
+
+
+def visitor_hit(kind: str, *, ip_key: str, conversation_id: str | None = None) -> Decision:
+    """Count one ``kind`` event (turn, conversation, login) of a visitor, by hashed address,
+    against its configured limit; a refusal is recorded as a guard incident."""
+    decision = hit(f"{kind}:{ip_key}", Limit.parse(getattr(settings, RATES[kind])))
+    if not decision.allowed:
+        from guards.services import incident_record
+
+        incident_record(guard="rate_limit", rule=f"{kind}s_per_ip", text="", conversation_id=conversation_id,
+                        ip_hash=ip_key)
+    return decision
 
 
 def sockets_open(*, key: str, socket_id: str, maximum: int, ttl: int = 3600) -> bool:
