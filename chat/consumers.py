@@ -23,6 +23,7 @@ from guards import limits
 from twinsite.clientip import client_ip_from_scope
 
 log = logging.getLogger(__name__)
+TURN_TASK = "twinsite-turn"  # a turn goes on after its socket closes; tests wait for these by name
 
 
 class ChatConsumer(AsyncWebsocketConsumer):
@@ -125,7 +126,8 @@ class ChatConsumer(AsyncWebsocketConsumer):
         await database_sync_to_async(limits.socket_seen)(socket_id=self.channel_name[-64:])
         # A task, so the consumer keeps handling frames (a second ask is answered "busy").
         self.answered = False
-        self.turn = asyncio.create_task(self._run(self.conversation_id, frame["text"].strip(), after=previous))
+        self.turn = asyncio.create_task(self._run(self.conversation_id, frame["text"].strip(), after=previous),
+                                        name=f"{TURN_TASK}:{self.conversation_id}")
 
     async def _run(self, conversation_id: uuid.UUID, text: str, after: asyncio.Task | None = None) -> None:
         if after is not None:

@@ -117,10 +117,17 @@ def kb(db, embedders):
 
 @pytest.fixture
 async def checkpoint_pool():
-    """Close this test loop's checkpoint pool afterwards (else the test DB stays in use)."""
+    """Afterwards: let turns still running (a socket closed mid-answer) finish, then close this
+    test loop's pools (else the test DB stays in use, and its flush deadlocks with a turn)."""
+    import asyncio
+
     from chat.checkpoints import close_pools
+    from chat.consumers import TURN_TASK
 
     yield
+    turns = [t for t in asyncio.all_tasks() if t.get_name().startswith(TURN_TASK)]
+    if turns:
+        await asyncio.wait(turns, timeout=60)
     await close_pools()
 
 
