@@ -28,9 +28,16 @@ class ToolCall:
     id: str
     name: str
     arguments: str  # raw JSON text as the model produced it; parsed and validated by the executor
+    # Opaque provider data that belongs to the call and must go back with it, byte for byte:
+    # Gemini 3's thought signature ({"google": {"thought_signature": ...}}) is rejected with a
+    # 400 on the next request of the turn when it is missing or altered.
+    extra_content: dict | None = None
 
     def as_message(self) -> dict:
-        return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}
+        message = {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}
+        if self.extra_content is not None:
+            message["extra_content"] = self.extra_content
+        return message
 
 
 @dataclass

@@ -20,6 +20,11 @@ from chat.providers.sse import SSEDecoder, StreamAccumulator, error_from_body
 # Providers whose API accepts "strict": true on function definitions.
 STRICT_TOOLS = {"openai"}
 MAX_RAW_CHUNKS = 400
+# Gemini 3 checks the thought signature of the first call of every model step in the current
+# turn (400 when it is missing). A step the graph wrote itself, such as the owner-approved
+# execution call, never had one: Google's documented placeholder tells the check to skip it.
+SIGNED_PROVIDERS = {"gemini"}
+SKIP_SIGNATURE = "skip_thought_signature_validator"
 
 
 class OpenAICompatibleProvider:
@@ -43,9 +48,13 @@ class OpenAICompatibleProvider:
         )
 
     def payload(self, request: ChatRequest) -> dict:
+        messages = request.messages
+        if self.name in SIGNED_PROVIDERS:
+            messages = [_signed(m) for m in messages]
         body: dict = {
             "model": self.model,
-            "messages": request.messages,
+            # Tool calls carry their extra_content (thought signatures) exactly as received.
+            "messages": messages,
             "stream": True,
             "stream_options": {"include_usage": True},
             "max_tokens": request.max_tokens,
@@ -124,6 +133,25 @@ class OpenAICompatibleProvider:
         result = accumulator.result()
         result.raw = raw
         return result
+
+
+def _signature(call: dict) -> str | None:
+    google = (call.get("extra_content") or {}).get("google") if isinstance(call.get("extra_content"), dict) else None
+    return google.get("thought_signature") if isinstance(google, dict) else None
+
+
+def _signed(message: dict) -> dict:
+    """An assistant step whose calls carry no thought signature gets the placeholder on its first
+    call; a step the model signed is sent back untouched."""
+    calls = message.get("tool_calls") if message.get("role") == "assistant" else None
+    if not calls or any(_signature(c) for c in calls):
+        return message
+    first = dict(calls[0])
+    extra = dict(first.get("extra_content") or {}) if isinstance(first.get("extra_content"), dict) else {}
+    google = extra.get("google") if isinstance(extra.get("google"), dict) else {}
+    extra["google"] = {**google, "thought_signature": SKIP_SIGNATURE}
+    first["extra_content"] = extra
+    return {**message, "tool_calls": [first, *calls[1:]]}
 
 
 def _partial(accumulator: StreamAccumulator, raw: list) -> ChatResult:

@@ -165,6 +165,10 @@ class StreamAccumulator:
             slot["name"] += function["name"] if not slot["name"] else ""
         if function.get("arguments"):
             slot["arguments"] += function["arguments"]
+        extra = call.get("extra_content")
+        if isinstance(extra, dict):
+            # Kept as received (Gemini's thought signature lives here) to be sent back unchanged.
+            slot["extra_content"] = _merged(slot.get("extra_content") or {}, extra)
 
     def result(self) -> ChatResult:
         calls = []
@@ -172,8 +176,18 @@ class StreamAccumulator:
             slot = self._calls[index]
             # A dialect that sends no id still gets a unique one (approvals are keyed by it).
             slot["id"] = slot["id"] or f"call_{uuid.uuid4().hex[:24]}"
-            calls.append(ToolCall(id=slot["id"], name=slot["name"], arguments=slot["arguments"] or "{}"))
+            calls.append(ToolCall(id=slot["id"], name=slot["name"], arguments=slot["arguments"] or "{}",
+                                  extra_content=slot.get("extra_content")))
         return ChatResult(
             text="".join(self.text), tool_calls=calls, finish_reason=self.finish_reason,
             refusal="".join(self.refusal), usage=self.usage,
         )
+
+
+def _merged(base: dict, extra: dict) -> dict:
+    """``extra`` folded into ``base`` (nested objects merged, later values win): a provider that
+    spreads a call's extra data over several deltas still gets it back as one object."""
+    out = dict(base)
+    for key, value in extra.items():
+        out[key] = _merged(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
