@@ -9,16 +9,16 @@ from typing import Literal
 
 from django.conf import settings
 from ninja import Router, Schema
-from ninja.errors import HttpError
 from ninja.security import HttpBearer
 
 from approvals import selectors, services
+from twinsite.api_errors import ApiError
 
 
 class AdminToken(HttpBearer):
     def __call__(self, request):
         if not settings.TWIN_ADMIN_TOKEN:
-            raise HttpError(404, "not_found")  # the endpoints do not exist without a token
+            raise ApiError(404, "not_found")  # the endpoints do not exist without a token
         return super().__call__(request)
 
     def authenticate(self, request, token: str) -> str | None:
@@ -65,9 +65,9 @@ def approval_decide(request, approval_id: int, payload: DecisionIn):
             approval_id=approval_id, decision=payload.decision, actor=f"{payload.decided_by[:100]} (api)",
             reason=payload.reason, edits=payload.arguments if payload.decision == "edit" else None)
     except services.UnknownApproval as exc:
-        raise HttpError(404, exc.code) from exc
+        raise ApiError(404, exc.code, exc.message) from exc
     except services.AlreadyDecided as exc:
-        raise HttpError(409, exc.code) from exc
+        raise ApiError(409, exc.code, exc.message) from exc
     except services.ApprovalError as exc:
-        raise HttpError(422, f"{exc.code}: {exc.message}") from exc
+        raise ApiError(422, exc.code, exc.message) from exc
     return selectors.approval_row(approval)

@@ -11,13 +11,13 @@ from collections.abc import AsyncIterator
 from channels.db import database_sync_to_async
 from django.http import StreamingHttpResponse
 from ninja import Router, Schema
-from ninja.errors import HttpError
 
 from chat.models import Conversation
 from chat.services import TurnRejected, conversation_create, ip_hash, turn_run
 from chat.validation import question_problem
 from chat.views import SESSION_KEY
 from guards import limits
+from twinsite.api_errors import ApiError, RateLimited
 from twinsite.clientip import client_ip_from_request
 
 router = Router(tags=["chat"])
@@ -28,28 +28,21 @@ class ChatIn(Schema):
     conversation_id: uuid.UUID | None = None  # default: the session's conversation (created if none)
 
 
-class RateLimited(HttpError):
-    def __init__(self, retry_after: int) -> None:
-        super().__init__(429, "rate_limited")
-        self.retry_after = retry_after
-
-
 def _sse(event: dict) -> str:
     return f"event: {event['type']}\ndata: {json.dumps(event, ensure_ascii=False)}\n\n"
 
 
 @router.post("/chat", response={200: None})
 async def chat_stream(request, payload: ChatIn):
-    """One question; the answer streams back as `text/event-stream` (events as in docs/PROTOCOL.md)."""
-    if request.content_type != "application/json":
-        raise HttpError(415, "json_required")
+    """One question; the answer streams back as `text/event-stream` (events as in docs/PROTOCOL.md).
+    Errors before the stream starts are JSON in the API's error shape."""
     problem = question_problem(payload.text)
     if problem is not None:
-        raise HttpError(422, problem[0])
+        raise ApiError(422, *problem)
     ip = client_ip_from_request(request)
     owned = await request.session.aget(SESSION_KEY)
     if payload.conversation_id is not None and str(payload.conversation_id) != owned:
-        raise HttpError(403, "forbidden")
+        raise ApiError(403, "forbidden", "This conversation belongs to another session.")
     conversation_id = owned
     if conversation_id is None or not await Conversation.objects.filter(pk=conversation_id).aexists():
         decision = await database_sync_to_async(limits.visitor_hit)("conversation", ip_key=ip_hash(ip))

@@ -1,11 +1,11 @@
 from django.contrib import admin
 from django.templatetags.static import static
-from django.urls import path
+from django.urls import path, re_path
 from django.views.generic import RedirectView
 
 from chat import views as chat_views
 from knowledge import views as knowledge_views
-from twinsite.api import api
+from twinsite import api
 
 urlpatterns = [
     path("", chat_views.chat_page, name="chat"),
@@ -13,7 +13,8 @@ urlpatterns = [
     path("new/", chat_views.new_conversation, name="chat-new"),
     path("sources/<slug:slug>/", knowledge_views.source_page, name="source"),
     path("why/<int:message_id>/", chat_views.why_panel, name="why"),
-    path("api/", api.urls),
+    path("api/", api.api_urls()),
+    re_path(r"^api/", api.unknown_path),  # the API's JSON 404 for any other path under it
     path("admin/login/", chat_views.admin_login),  # throttled per client address
     path("admin/", admin.site.urls),
 ]

@@ -110,15 +110,17 @@ def test_admin_api_needs_its_token_and_answers_404_without_one(approval, setting
     auth = {"Authorization": f"Bearer {TOKEN}"}
     listed = client.get("/admin/approvals", headers=auth)
     assert listed.status_code == 200 and listed.json()[0]["id"] == approval.pk
-    bad = client.post(f"/admin/approvals/{approval.pk}/decide", json={"decision": "reject"}, headers=auth)
-    assert bad.status_code == 422
-    ok = client.post(f"/admin/approvals/{approval.pk}/decide", json={"decision": "reject", "reason": "spam"},
-                     headers=auth)
+
+    def decide(pk: int, body: dict):  # ninja's TestClient does not set the content type; the API needs it
+        return client.post(f"/admin/approvals/{pk}/decide", json=body, headers=auth, content_type="application/json")
+
+    bad = decide(approval.pk, {"decision": "reject"})
+    assert bad.status_code == 422 and bad.json()["error"]["code"] == "invalid_decision"
+    ok = decide(approval.pk, {"decision": "reject", "reason": "spam"})
     assert ok.status_code == 200 and ok.json()["status"] == "rejected"
-    again = client.post(f"/admin/approvals/{approval.pk}/decide", json={"decision": "approve"}, headers=auth)
-    assert again.status_code == 409
-    assert client.post("/admin/approvals/99999/decide", json={"decision": "approve"},
-                       headers=auth).status_code == 404
+    again = decide(approval.pk, {"decision": "approve"})
+    assert again.status_code == 409 and again.json()["error"]["code"] == "already_decided"
+    assert decide(99999, {"decision": "approve"}).status_code == 404
     assert PendingApproval.objects.get(pk=approval.pk).decided_by == "api (api)"
 
 

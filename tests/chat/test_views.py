@@ -40,14 +40,11 @@ def test_feedback_only_on_own_answers(client):
     assert client.post("/api/feedback", {"message_id": other.pk, "rating": -1},
                        content_type="application/json").status_code == 404
     bad = client.post("/api/feedback", {"message_id": answer.pk, "rating": 5}, content_type="application/json")
-    assert bad.status_code == 422
-    assert client.post("/api/feedback", "nope", content_type="application/json").status_code in (400, 422)
+    assert bad.status_code == 422 and bad.json()["error"]["code"] == "invalid_request"
+    assert client.post("/api/feedback", "nope", content_type="application/json").json()["error"]["code"] == \
+        "invalid_json"
 
 
-def test_health_and_docs_need_no_cdn(client):
-    assert client.get("/api/health").json() == {"status": "ok", "database": True}
-    docs = client.get("/api/docs").content.decode()
-    assert "cdn.jsdelivr" not in docs and "/static/ninja/" in docs
 
 
 def test_admin_lists_load(admin_client, kb):

@@ -1,0 +1,252 @@
+"""The API as a whole: one error shape, the health report, the docs gate (real HTTP requests
+through Django's test client, real Postgres)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from django.contrib.auth.models import User
+from django.db import connection
+from django.test import Client
+
+from budget.models import BudgetDay
+from budget.services import budget_day
+from chat.models import Conversation, Message
+from chat.views import SESSION_KEY
+
+pytestmark = pytest.mark.django_db
+
+ROOT = Path(__file__).resolve().parent.parent
+TOKEN = "t" * 32
+
+
+def error_of(response, status: int, code: str) -> dict:
+    """The one error shape: JSON {"error": {"code", "message", ...}} with the status."""
+    assert response.status_code == status, response.content
+    assert response["Content-Type"].startswith("application/json")
+    body = json.loads(response.content)
+    assert set(body) == {"error"} and body["error"]["code"] == code
+    assert isinstance(body["error"]["message"], str) and body["error"]["message"]
+    return body["error"]
+
+
+def visitor(csrf: bool = True) -> tuple[Client, Message]:
+    """A visitor whose session holds a conversation with one answer, with a CSRF cookie and,
+    when ``csrf``, the matching X-CSRFToken header (as the chat page sends it)."""
+    client = Client(enforce_csrf_checks=True)
+    conversation = Conversation.objects.create()
+    session = client.session
+    session[SESSION_KEY] = str(conversation.pk)
+    session.save()
+    client.cookies["csrftoken"] = "a" * 32
+    if csrf:
+        client.defaults["HTTP_X_CSRFTOKEN"] = "a" * 32
+    answer = Message.objects.create(conversation=conversation, role="assistant", content="An answer")
+    return client, answer
+
+
+# --- errors ------------------------------------------------------------------------------------
+
+def test_malformed_json_is_400_invalid_json():
+    client, _ = visitor()
+    for body in [b'{"message_id": 1, "rating": ', b'"\xff\xfe"', b"[" * 100_000]:
+        error_of(client.post("/api/feedback", body, content_type="application/json"), 400, "invalid_json")
+    error_of(client.post("/api/chat", "{text: 'hi'}", content_type="application/json"), 400, "invalid_json")
+
+
+def test_a_body_that_is_not_json_is_415_and_never_parsed():
+    client, answer = visitor()
+    body = json.dumps({"message_id": answer.pk, "rating": 1})
+    for content_type in ("text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"):
+        error_of(client.post("/api/feedback", body, content_type=content_type), 415, "json_required")
+    error_of(Client().post("/api/chat", "text=hi", content_type="text/plain"), 415, "json_required")
+    error_of(Client().post("/api/chat", '{"text": "hi"}', content_type="text/plain"), 415, "json_required")
+
+
+def test_invalid_fields_are_422_invalid_request_with_the_fields():
+    client, answer = visitor()
+    error = error_of(client.post("/api/feedback", {"message_id": answer.pk, "rating": 5},
+                                 content_type="application/json"), 422, "invalid_request")
+    assert [f["loc"] for f in error["fields"]] == [["body", "payload", "rating"]]
+    assert error["fields"][0]["type"] == "literal_error" and error["fields"][0]["message"]
+    error = error_of(Client().post("/api/chat", {"conversation_id": "not-a-uuid"},
+                                   content_type="application/json"), 422, "invalid_request")
+    assert sorted(f["loc"][-1] for f in error["fields"]) == ["conversation_id", "text"]
+    error_of(client.post("/api/feedback", "[1, 2]", content_type="application/json"), 422, "invalid_request")
+    error_of(client.post("/api/feedback", {"message_id": answer.pk, "rating": 1, "comment": "x" * 2001},
+                         content_type="application/json"), 422, "comment_too_long")
+
+
+def test_codes_of_the_endpoints_keep_their_status():
+    client, _ = visitor()
+    other = Message.objects.create(conversation=Conversation.objects.create(), role="assistant", content="x")
+    error_of(client.post("/api/feedback", {"message_id": other.pk, "rating": 1}, content_type="application/json"),
+             404, "unknown_message")
+    no_token, _ = visitor(csrf=False)
+    error_of(no_token.post("/api/feedback", {"message_id": other.pk, "rating": 1}, content_type="application/json"),
+             403, "csrf_failed")
+
+
+def test_unknown_paths_and_wrong_methods_answer_in_the_same_shape():
+    client = Client()
+    for path in ("/api/nope", "/api/health/", "/api/", "/api/admin/approvals/1"):
+        error_of(client.get(path), 404, "not_found")
+    response = client.get("/api/chat")
+    error_of(response, 405, "method_not_allowed")
+    assert response["Allow"] == "POST"
+    error_of(client.delete("/api/health"), 405, "method_not_allowed")
+
+
+def test_authentication_errors(settings):
+    client = Client()
+    settings.TWIN_ADMIN_TOKEN = ""
+    error_of(client.get("/api/admin/approvals", headers={"Authorization": f"Bearer {TOKEN}"}), 404, "not_found")
+    settings.TWIN_ADMIN_TOKEN = TOKEN
+    error_of(client.get("/api/admin/approvals"), 401, "unauthorized")
+    error_of(client.get("/api/admin/approvals", headers={"Authorization": "Bearer wrong"}), 401, "unauthorized")
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    assert client.get("/api/admin/approvals", headers=auth).json() == []
+    error_of(client.post("/api/admin/approvals/99999/decide", {"decision": "approve"},
+                         content_type="application/json", headers=auth), 404, "unknown_approval")
+    error_of(client.get("/api/admin/approvals?status=bogus", headers=auth), 422, "invalid_request")
+
+
+def test_a_body_over_the_upload_limit_is_413(settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+    error_of(Client().post("/api/chat", {"text": "x" * 2000}, content_type="application/json"), 413, "too_large")
+
+
+# --- health ------------------------------------------------------------------------------------
+
+def test_health_reports_every_part_and_no_secret(settings):
+    settings.TWIN_API_KEY = "sk-live-do-not-show-this-0123456789"
+    response = Client().get("/api/health")
+    assert response.status_code == 200
+    report = response.json()
+    assert report["status"] == "ok" and report["database"] == {"ok": True}
+    checkpointer = report["checkpointer"]
+    assert checkpointer["ok"] and checkpointer["schema_version"] == checkpointer["expected_version"] >= 9
+    assert report["provider"] == {"name": "offline", "model": settings.TWIN_MODEL, "offline": True,
+                                  "api_key_set": True}
+    assert report["budget"] == {"ok": True, "day": budget_day().isoformat(), "spent_usd": "0",
+                                "reserved_usd": "0", "limit_usd": str(settings.TWIN_DAILY_BUDGET_USD),
+                                "exhausted": False}
+    text = response.content.decode()
+    db = connection.settings_dict
+    for secret in (settings.TWIN_API_KEY, settings.SECRET_KEY, db["PASSWORD"]):
+        assert secret and secret not in text
+    settings.TWIN_API_KEY = ""
+    assert Client().get("/api/health").json()["provider"]["api_key_set"] is False
+
+
+def test_an_exhausted_budget_is_reported_but_not_degraded(settings):
+    settings.TWIN_DAILY_BUDGET_USD = Decimal("1.00")
+    BudgetDay.objects.create(day=budget_day(), spent_usd=Decimal("0.75"), reserved_usd=Decimal("0.25"))
+    response = Client().get("/api/health")
+    assert response.status_code == 200 and response.json()["status"] == "ok"
+    assert response.json()["budget"] | {"day": None} == {
+        "ok": True, "day": None, "spent_usd": "0.750000", "reserved_usd": "0.250000", "limit_usd": "1.00",
+        "exhausted": True}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_an_unreachable_checkpointer_is_degraded_503():
+    # Django's connection is open already; the checkpointer connects anew, here to a port where
+    # nothing listens: a real refused connection.
+    settings_dict = connection.settings_dict
+    saved = settings_dict["HOST"], settings_dict["PORT"]
+    settings_dict["HOST"], settings_dict["PORT"] = "127.0.0.1", str(free_port())
+    try:
+        response = Client().get("/api/health")
+    finally:
+        settings_dict["HOST"], settings_dict["PORT"] = saved
+    assert response.status_code == 503
+    report = response.json()
+    assert report["status"] == "degraded" and report["database"] == {"ok": True}
+    assert report["checkpointer"]["ok"] is False and report["checkpointer"]["schema_version"] is None
+    assert report["budget"]["ok"] is True
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_unreachable_database_is_degraded_503():
+    settings_dict = connection.settings_dict
+    saved = settings_dict["HOST"], settings_dict["PORT"]
+    connection.close()
+    settings_dict["HOST"], settings_dict["PORT"] = "127.0.0.1", str(free_port())
+    try:
+        response = Client().get("/api/health")
+    finally:
+        connection.close()
+        settings_dict["HOST"], settings_dict["PORT"] = saved
+    assert response.status_code == 503
+    report = response.json()
+    assert report["status"] == "degraded" and report["database"] == {"ok": False}
+    assert report["checkpointer"]["ok"] is False
+    assert report["budget"]["ok"] is False and report["budget"]["exhausted"] is True  # fails closed
+    assert report["provider"]["offline"] is True
+
+
+# --- docs --------------------------------------------------------------------------------------
+
+def test_public_docs_are_served_offline(settings):
+    settings.TWIN_API_DOCS = "public"
+    client = Client()
+    docs = client.get("/api/docs")
+    assert docs.status_code == 200
+    html = docs.content.decode()
+    assert "cdn" not in html.lower() and "//" not in html  # no other host, not even scheme-relative
+    assert '"validatorUrl": null' in html  # no badge fetched from validator.swagger.io
+    assets = re.findall(r'(?:src|href)="([^"]+)"', html)
+    assert any(a.endswith(".js") for a in assets) and any(a.endswith(".css") for a in assets)
+    for asset in assets:
+        assert asset.startswith("/static/ninja/"), asset
+        assert client.get(asset).status_code == 200, asset
+    schema = client.get("/api/openapi.json").json()
+    assert {"/api/chat", "/api/feedback", "/api/health"} <= set(schema["paths"])
+
+
+@pytest.mark.parametrize("path", ["/api/docs", "/api/openapi.json"])
+def test_staff_docs_are_for_logged_in_staff_only(settings, path):
+    settings.TWIN_API_DOCS = "staff"
+    client = Client()
+    error_of(client.get(path), 404, "not_found")
+    client.force_login(User.objects.create_user("visitor", password="pw-123456789"))
+    error_of(client.get(path), 404, "not_found")
+    client.force_login(User.objects.create_user("staff", password="pw-123456789", is_staff=True))
+    assert client.get(path).status_code == 200
+    settings.TWIN_API_DOCS = "off"
+    error_of(client.get(path), 404, "not_found")
+
+
+@pytest.mark.parametrize(("env", "expected"), [({"DEBUG": "1"}, "public"), ({"DEBUG": "0"}, "staff"),
+                                               ({"DEBUG": "0", "TWIN_API_DOCS": "public"}, "public"),
+                                               ({"DEBUG": "1", "TWIN_API_DOCS": "OFF"}, "off")])
+def test_docs_default_to_staff_without_debug(env, expected):
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("TWIN_") and k != "DEBUG"}
+    result = subprocess.run(
+        [sys.executable, "-c", "import os; os.environ['DJANGO_SETTINGS_MODULE']='twinsite.settings'; "
+                               "from django.conf import settings; print(settings.TWIN_API_DOCS)"],
+        cwd=ROOT, env=environment | {"SECRET_KEY": "k" * 50} | env, capture_output=True, text=True, check=False)
+    assert result.stdout.strip() == expected, result.stderr
+
+
+def test_a_bad_docs_setting_stops_start_up():
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("TWIN_")} | {"TWIN_API_DOCS": "yes"}
+    result = subprocess.run(
+        [sys.executable, "-c", "import os; os.environ['DJANGO_SETTINGS_MODULE']='twinsite.settings'; "
+                               "from django.conf import settings; settings.TWIN_API_DOCS"],
+        cwd=ROOT, env=environment, capture_output=True, text=True, check=False)
+    assert result.returncode != 0 and "TWIN_API_DOCS must be one of off, staff, public" in result.stderr
