@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.db.models import Count
-from django.urls import reverse
-from django.utils.html import format_html
 
 from chat.models import (
     AgentTrace,
@@ -17,18 +15,30 @@ from chat.models import (
     TurnLog,
     UnansweredQuestion,
 )
-from twinsite.admin_base import ReadOnlyAdmin
+from twinsite.admin_base import ReadOnlyAdmin, why_link
+
+
+def _trace_id(message: Message) -> int | None:
+    trace = getattr(message, "trace", None)  # select_related: no query per row
+    return trace.pk if trace is not None else None
 
 
 class MessageInline(admin.TabularInline):
     model = Message
-    fields = ("created_at", "role", "content", "citations")
+    fields = ("created_at", "role", "content", "citations", "why")
     readonly_fields = fields
     extra = 0
     can_delete = False
 
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("trace")
+
     def has_add_permission(self, request, obj=None) -> bool:
         return False
+
+    @admin.display(description="why")
+    def why(self, obj) -> str:
+        return why_link(_trace_id(obj))
 
 
 @admin.register(Conversation)
@@ -65,11 +75,30 @@ class TurnLogAdmin(ReadOnlyAdmin):
         return f"{obj.input_tokens} / {obj.cached_tokens} / {obj.output_tokens}"
 
     @admin.display(description="why")
-    def why(self, obj):
+    def why(self, obj) -> str:
         trace = getattr(obj, "trace", None)
-        if trace is None:
-            return "-"
-        return format_html('<a href="{}">trace</a>', reverse("admin:chat_agenttrace_change", args=[trace.pk]))
+        return why_link(trace.pk if trace is not None else None)
+
+
+@admin.register(Message)
+class MessageAdmin(ReadOnlyAdmin):
+    """Every message; an answer links to the "why" of its turn."""
+
+    list_display = ("created_at", "role", "content_short", "conversation", "why")
+    list_filter = ("role", "created_at")
+    search_fields = ("content", "conversation__id")
+    list_select_related = ("trace", "conversation")
+    date_hierarchy = "created_at"
+    fields = ("conversation", "role", "content", "citations", "created_at")
+    readonly_fields = fields
+
+    @admin.display(description="content")
+    def content_short(self, obj) -> str:
+        return obj.content[:100]
+
+    @admin.display(description="why")
+    def why(self, obj) -> str:
+        return why_link(_trace_id(obj))
 
 
 @admin.register(AgentTrace)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from django.db.models import Case, IntegerField, OuterRef, Subquery, Value, When
+
 from chat.models import AgentTrace
 from knowledge.models import Document
 
@@ -30,6 +32,23 @@ def starter_questions(lang: str = "en", limit: int = 4) -> list[str]:
 def trace_for_message(*, message_id: int) -> AgentTrace | None:
     return (AgentTrace.objects.select_related("turn__user_message", "message", "system_prompt")
             .filter(message_id=message_id).first())
+
+
+def incident_trace_id() -> Case:
+    """For annotating GuardIncidents: the trace of the turn an incident happened in.
+
+    An incident has no link to its turn, but the link is exact by time: a guard records it
+    after the turn stored the visitor's message and before the TurnLog is written, and a
+    conversation runs one turn at a time (advisory lock), so exactly one turn of the
+    conversation brackets it. Rate-limit incidents happen outside any turn (the question was
+    refused before one started) and get none."""
+    bracketing = (AgentTrace.objects
+                  .filter(turn__conversation_id=OuterRef("conversation_id"),
+                          turn__user_message__created_at__lte=OuterRef("created_at"),
+                          turn__created_at__gte=OuterRef("created_at"))
+                  .order_by("turn__created_at").values("pk")[:1])
+    return Case(When(guard="rate_limit", then=Value(None)), default=Subquery(bracketing),
+                output_field=IntegerField())
 
 
 def why_context(trace: AgentTrace) -> dict:

@@ -5,18 +5,27 @@ from django.db.models import Count
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
+from chat.selectors import incident_trace_id
 from guards.models import GuardIncident
-from twinsite.admin_base import ReadOnlyAdmin
+from twinsite.admin_base import ReadOnlyAdmin, why_link
 
 
 @admin.register(GuardIncident)
 class GuardIncidentAdmin(ReadOnlyAdmin):
-    list_display = ("created_at", "guard", "rule", "view", "matched", "excerpt_short", "conversation", "ip_short")
+    list_display = ("created_at", "guard", "rule", "view", "matched", "excerpt_short", "conversation", "ip_short",
+                    "why")
     list_filter = ("guard", "rule", "view", "created_at")
     search_fields = ("excerpt", "matched", "rule", "ip_hash")
     date_hierarchy = "created_at"
     readonly_fields = ("created_at", "guard", "rule", "view", "matched", "excerpt", "conversation", "ip_hash")
     change_list_template = "admin/guards/guardincident/change_list.html"
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(_trace_id=incident_trace_id())
+
+    @admin.display(description="why")
+    def why(self, obj) -> str:
+        return why_link(obj._trace_id)
 
     @admin.display(description="input (masked)")
     def excerpt_short(self, obj) -> str:

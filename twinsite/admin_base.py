@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from django.contrib import admin
+from django.urls import reverse
+from django.utils.html import format_html
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -13,3 +15,10 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None) -> bool:
         return False
+
+
+def why_link(trace_id: int | None) -> str:
+    """One click from a row to the turn's "why" view (the AgentTrace page renders chat/why.html)."""
+    if trace_id is None:
+        return "-"
+    return format_html('<a href="{}">why</a>', reverse("admin:chat_agenttrace_change", args=[trace_id]))
