@@ -3,14 +3,16 @@ for dense-only, full-text-only and hybrid search."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from django.db import transaction
 from django.utils import timezone
 
-from evals.models import EvalCase, EvalRun
+from evals import services
+from evals.models import EvalRun
+from evals.services import CaseRecord, RunRecord
 from knowledge.embedders import Embedder, embed_query
 from knowledge.selectors import is_relevant, knowledge_search
 
@@ -97,16 +99,18 @@ def relevance_gate(embedders: list[Embedder], questions: list[Question]) -> dict
             "off_topic_passed": leaked}
 
 
-@transaction.atomic
 def eval_run_record(*, embedders: list[Embedder], metrics: dict, detail: dict, passed: bool,
-                    thresholds: dict) -> EvalRun:
-    run = EvalRun.objects.create(
-        kind="retrieval", config={"embedders": [e.name for e in embedders], "depth": DEPTH, "thresholds": thresholds},
-        metrics=metrics, passed=passed, finished_at=timezone.now(),
+                    thresholds: dict, started_at: dt.datetime | None = None) -> EvalRun:
+    finished = timezone.now()
+    run = RunRecord(
+        suite="retrieval", started_at=started_at or finished, finished_at=finished,
+        score=metrics["hybrid"]["all"]["recall@3"], threshold=thresholds["recall@3"], passed=passed,
+        model=", ".join(e.name for e in embedders),
+        config={"embedders": [e.name for e in embedders], "depth": DEPTH, "thresholds": thresholds},
+        metrics=metrics,
     )
-    EvalCase.objects.bulk_create([
-        EvalCase(run=run, case_id=q.id, question=q.q, lang=q.lang, expected={"doc": q.doc, "heading": q.heading},
-                 got={"rank": rank, "top3": top3}, passed=rank is not None and rank <= 3)
+    return services.eval_run_record(run=run, cases=[
+        CaseRecord(case_id=q.id, question=q.q, lang=q.lang, expected={"doc": q.doc, "heading": q.heading},
+                   actual={"rank": rank, "top3": top3}, passed=rank is not None and rank <= 3)
         for q, rank, top3 in detail["hybrid"]
     ])
-    return run

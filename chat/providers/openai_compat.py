@@ -8,6 +8,7 @@ visitor never sees an answer start twice.
 from __future__ import annotations
 
 import asyncio
+import copy
 import random
 from email.utils import parsedate_to_datetime
 
@@ -41,11 +42,17 @@ class OpenAICompatibleProvider:
         self._timeout = httpx.Timeout(timeout, connect=min(timeout, 10.0))
         self.max_attempts = max_attempts
         self.backoff = backoff
-        inner = transport or httpx.AsyncHTTPTransport()
+        self._inner = transport or httpx.AsyncHTTPTransport()
         self._transport = (
-            FaultInjectingTransport(inner, drop_every=drop_every, cut_stream=cut_stream)
-            if drop_every or cut_stream else inner
+            FaultInjectingTransport(self._inner, drop_every=drop_every, cut_stream=cut_stream)
+            if drop_every or cut_stream else self._inner
         )
+
+    def with_faults(self, *, drop_every: int = 0, cut_stream: bool = False) -> OpenAICompatibleProvider:
+        """A copy whose requests go through failure injection (``run_evals --fault-drop-every``)."""
+        clone = copy.copy(self)
+        clone._transport = FaultInjectingTransport(self._inner, drop_every=drop_every, cut_stream=cut_stream)
+        return clone
 
     def payload(self, request: ChatRequest) -> dict:
         messages = request.messages

@@ -35,7 +35,7 @@ def test_eval_retrieval_meets_the_targets(kb, capsys):
     call_command("eval_retrieval")
     out = capsys.readouterr().out
     assert "PASS" in out
-    run = EvalRun.objects.get(kind="retrieval")
+    run = EvalRun.objects.get(suite="retrieval")
     assert run.passed and run.cases.count() >= 40
     assert run.metrics["hybrid"]["all"]["recall@3"] >= 0.90 and run.metrics["hybrid"]["nl"]["recall@3"] >= 0.85
 

@@ -1,4 +1,8 @@
-"""A local fake OpenAI-compatible server on loopback: real HTTP, scripted responses."""
+"""A local fake OpenAI-compatible server on loopback: real HTTP, scripted responses.
+
+Replies are taken from the queue (``add``); when it is empty and the server has a ``brain`` (a
+function from the request body to a Reply, e.g. ``tests.fakes.model_brain.OfflineBrain``), the
+brain answers, so a whole eval run can go through the server."""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ import socket
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -36,9 +41,10 @@ def sse_text(*pieces: str, finish: str = "stop", usage: dict | None = None) -> l
 
 
 class FakeOpenAI:
-    def __init__(self) -> None:
+    def __init__(self, brain: Callable[[dict], Reply] | None = None) -> None:
         self.replies: deque[Reply] = deque()
         self.requests: list[dict] = []
+        self.brain = brain
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -52,7 +58,7 @@ class FakeOpenAI:
                 body = json.loads(self.rfile.read(length) or b"{}")
                 fake.requests.append({"path": self.path, "body": body,
                                       "authorization": self.headers.get("Authorization")})
-                reply = fake.replies.popleft() if fake.replies else Reply(500, ['{"error": {"message": "no reply"}}'])
+                reply = fake.replies.popleft() if fake.replies else fake.think(body)
                 if reply.status != 200:
                     data = "".join(reply.chunks).encode()
                     self.send_response(reply.status)
@@ -81,6 +87,14 @@ class FakeOpenAI:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    def think(self, body: dict) -> Reply:
+        if self.brain is None:
+            return Reply(500, ['{"error": {"message": "no reply"}}'])
+        try:
+            return self.brain(body)
+        except Exception as exc:  # a broken brain is a 500 the client reports, not a hung test
+            return Reply(500, [json.dumps({"error": {"message": f"fake brain failed: {exc!r}"}})])
 
     @property
     def base_url(self) -> str:

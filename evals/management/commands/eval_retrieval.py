@@ -4,6 +4,7 @@ import sys
 
 from django.conf import settings
 from django.core.management.base import BaseCommand
+from django.utils import timezone
 
 from evals.retrieval import eval_run_record, evaluate, load_questions, relevance_gate
 from knowledge.embedders import get_embedders
@@ -16,6 +17,7 @@ class Command(BaseCommand):
         parser.add_argument("--misses", action="store_true", help="list the hybrid misses (rank > 3)")
 
     def handle(self, *args, **options) -> None:
+        started = timezone.now()
         embedders = get_embedders()
         questions = load_questions()
         metrics, detail = evaluate(embedders, questions)
@@ -39,7 +41,7 @@ class Command(BaseCommand):
         passed = (hybrid["all"]["recall@3"] >= thresholds["recall@3"]
                   and hybrid.get("nl", {"recall@3": 1.0})["recall@3"] >= thresholds["recall@3_nl"])
         run = eval_run_record(embedders=embedders, metrics=metrics, detail=detail, passed=passed,
-                              thresholds=thresholds)
+                              thresholds=thresholds, started_at=started)
         if options["misses"]:
             for question, rank, top3 in detail["hybrid"]:
                 if rank is None or rank > 3:
