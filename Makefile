@@ -3,7 +3,7 @@ VENV  := .venv
 PY    := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cksum < requirements.txt | cut -d' ' -f1)
 
-.PHONY: install db db-stop db-status migrate bootstrap run test lint eval bench clean-db
+.PHONY: install db db-stop db-status migrate messages bootstrap run test lint eval bench clean-db
 
 $(STAMP): requirements.txt
 	@test -x $(PY) || "$$(scripts/find-python)" -m venv $(VENV)
@@ -26,7 +26,10 @@ db-status:
 migrate: db
 	$(PY) manage.py migrate --noinput
 
-bootstrap: migrate
+messages: install
+	$(PY) -m twinsite.catalogues
+
+bootstrap: migrate messages
 	$(PY) manage.py sync_knowledge
 	$(PY) manage.py collectstatic --noinput --verbosity 0
 

@@ -15,8 +15,12 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
+from chat.locks import conversation_running
 from chat.models import Conversation
+from chat.selectors import conversation_since
 from chat.services import TurnRejected, conversation_group, ip_hash, turn_run
+from chat.texts import language_from_scope
+from chat.texts import text as say
 from chat.validation import frame_problem, question_problem
 from chat.views import SESSION_KEY
 from guards import limits
@@ -35,8 +39,10 @@ class ChatConsumer(AsyncWebsocketConsumer):
     staff: bool = False
     visitor_ip: str = ""
     ip_key: str = ""
+    lang: str = "en"
 
     async def connect(self) -> None:
+        self.lang = language_from_scope(self.scope)  # the page's: switch cookie, else the browser
         raw = self.scope["url_route"]["kwargs"]["conversation_id"]
         try:
             conversation_id = uuid.UUID(raw)
@@ -47,13 +53,13 @@ class ChatConsumer(AsyncWebsocketConsumer):
         )()
         await self.accept()
         if not exists:
-            await self.error("unknown_conversation", "This conversation does not exist. Reload the page.")
+            await self.error("unknown_conversation")
             await self.close(code=4404)
             return
         # A conversation belongs to the browser session that started it: knowing its id is not enough.
         session = self.scope.get("session")
         if session is None or await database_sync_to_async(session.get)(SESSION_KEY) != str(conversation_id):
-            await self.error("forbidden", "This conversation belongs to another visitor. Reload the page.")
+            await self.error("forbidden")
             await self.close(code=4403)
             return
         user = self.scope.get("user")
@@ -63,7 +69,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
         if not await database_sync_to_async(limits.sockets_open)(
                 key=f"ip:{self.ip_key}", socket_id=self.channel_name[-64:],
                 maximum=settings.TWIN_MAX_SOCKETS_PER_IP):
-            await self.error("rate_limited", "Too many open chats from your address. Close one and reload.")
+            await self.error("rate_limited", text_key="error.too_many_sockets")
             await self.close(code=4429)
             return
         self.socket_registered = True
@@ -85,9 +91,12 @@ class ChatConsumer(AsyncWebsocketConsumer):
         if self.conversation_id is not None:
             await self.send_event(message["event"])
 
-    async def error(self, code: str, message: str) -> None:
-        """An error outside a turn: final, no ``done`` follows."""
-        await self.send_event({"type": "error", "in_turn": False, "code": code, "message": message})
+    async def error(self, code: str, *, text_key: str = "", **fields: object) -> None:
+        """An error outside a turn: final, no ``done`` follows. Its message is the visitor's
+        sentence for ``code`` (chat.texts) in the page's language."""
+        message = say(text_key or f"error.{code}", self.lang, max=settings.TWIN_MAX_QUESTION_CHARS,
+                      seconds=fields.get("retry_after", ""))
+        await self.send_event({"type": "error", "in_turn": False, "code": code, "message": message, **fields})
 
     async def send_event(self, event: dict) -> None:
         if event.get("type") == "trace" and not self.staff:
@@ -101,27 +110,27 @@ class ChatConsumer(AsyncWebsocketConsumer):
             return
         problem = frame_problem(text_data, bytes_data)
         if problem is not None:
-            await self.error(*problem)
+            await self.error(problem[0])
             return
         frame = json.loads(text_data)
+        if isinstance(frame, dict) and frame.get("type") == "sync":
+            await self.sync(frame.get("after"))
+            return
         if not isinstance(frame, dict) or frame.get("type") != "ask":
-            await self.error("bad_request", 'Send {"type": "ask", "text": "..."}.')
+            await self.error("bad_request")
             return
         problem = question_problem(frame.get("text"))
         if problem is not None:
-            await self.error(*problem)
+            await self.error(problem[0])
             return
         previous = self.turn
         if previous is not None and not previous.done() and not self.answered:
-            await self.error("busy", "Wait for the current answer to finish.")
+            await self.error("busy")
             return
         decision = await database_sync_to_async(limits.visitor_hit)(
             "turn", ip_key=self.ip_key, conversation_id=str(self.conversation_id))
         if not decision.allowed:
-            await self.send_event({"type": "error", "in_turn": False, "code": "rate_limited",
-                                   "retry_after": decision.retry_after,
-                                   "message": f"Too many questions from your address; try again in "
-                                              f"{decision.retry_after} seconds."})
+            await self.error("rate_limited", retry_after=decision.retry_after)
             return
         await database_sync_to_async(limits.socket_seen)(socket_id=self.channel_name[-64:])
         # A task, so the consumer keeps handling frames (a second ask is answered "busy").
@@ -134,12 +143,26 @@ class ChatConsumer(AsyncWebsocketConsumer):
             await asyncio.wait([after])  # the previous turn sent "done" and is releasing its lock
         try:
             await turn_run(conversation_id=conversation_id, text=text, emit=self.send_event,
-                           visitor_ip=self.visitor_ip)
+                           visitor_ip=self.visitor_ip, lang=self.lang)
         except TurnRejected as exc:
-            await self.error(exc.code, exc.message)
+            await self.send_event({"type": "error", "in_turn": False, "code": exc.code,
+                                   "message": exc.text(self.lang)})
         except Exception:
             log.exception("turn crashed")
-            await self.error("internal", "Something went wrong; please try again.")
+            await self.error("internal")
+
+    async def sync(self, after: object) -> None:
+        """What a (re)connecting page missed: the answers after its latest one (``after``: a
+        message id), the contact requests' states, and whether a turn is still running (then the
+        page asks again shortly). A turn goes on when its socket drops; its answer is stored."""
+        if after is not None and (not isinstance(after, int) or isinstance(after, bool) or after < 0):
+            await self.error("bad_request")
+            return
+        since = await database_sync_to_async(conversation_since)(
+            conversation_id=self.conversation_id, after=after or 0)
+        running = (self.turn is not None and not self.turn.done()) or await conversation_running(
+            self.conversation_id)
+        await self.send_event({"type": "history", "running": running, **since})
 
 
 class NotFoundConsumer(AsyncWebsocketConsumer):

@@ -17,9 +17,11 @@ _ENGLISH = frozenset(
 _WORD = re.compile(r"[a-zà-ÿ']+")
 
 
-def detect_language(text: str) -> str:
-    """``nl`` or ``en``; English when unsure."""
+def detect_language(text: str, default: str = "en") -> str:
+    """``nl`` or ``en``; ``default`` (the page's language) when the words don't tell."""
     words = _WORD.findall(text.lower())
     dutch = sum(w in _DUTCH for w in words)
     english = sum(w in _ENGLISH for w in words)
+    if dutch == english:
+        return default if default in ("nl", "en") else "en"
     return "nl" if dutch > english else "en"

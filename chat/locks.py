@@ -37,3 +37,13 @@ async def conversation_lock(conversation_id: uuid.UUID | str) -> AsyncIterator[N
             yield
         finally:
             await conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
+
+
+async def conversation_running(conversation_id: uuid.UUID | str) -> bool:
+    """Whether a turn of this conversation is running now, in any process (a reconnecting page
+    asks, to know whether an answer is still to come)."""
+    try:
+        async with conversation_lock(conversation_id):
+            return False
+    except ConversationBusy:
+        return True

@@ -16,6 +16,8 @@ class Conversation(models.Model):
     visitor_ip_hash = models.CharField(max_length=64, blank=True, db_index=True)
     visitor_turns = models.PositiveIntegerField(default=0)
     title = models.CharField(max_length=200, blank=True)
+    # The visitor's page language at the latest turn: the owner's decision is told in it.
+    language = models.CharField(max_length=8, default="en")
 
     class Meta:
         ordering = ["-updated_at"]

@@ -7,25 +7,20 @@ import json
 from django.db.models import Case, IntegerField, OuterRef, Subquery, Value, When
 
 from chat.models import AgentTrace
+from chat.texts import text as say
 from knowledge.models import Document
-
-_STARTERS = {
-    "en": {"project": "What is {name}?", "availability": "When could she start, and at what rate?",
-           "cv": "Where has she worked?", "article": "What did she write about {name}?"},
-    "nl": {"project": "Wat is {name}?", "availability": "Wanneer kan ze beginnen, en tegen welk tarief?",
-           "cv": "Waar heeft ze gewerkt?", "article": "Wat schreef ze over {name}?"},
-}
 
 
 def starter_questions(lang: str = "en", limit: int = 4) -> list[str]:
-    """A few questions the knowledge base can answer, made from its documents' titles and kinds."""
-    templates = _STARTERS.get(lang, _STARTERS["en"])
+    """A few questions the knowledge base can answer, made from its documents' titles and kinds,
+    preferring documents in the visitor's language."""
     questions: list[str] = []
     for kind in ("cv", "project", "availability", "article"):
-        document = Document.objects.filter(kind=kind).order_by("path").first()
+        documents = Document.objects.filter(kind=kind).order_by("path")
+        document = documents.filter(lang=lang).first() or documents.first()
         if document is not None:
             name = document.title.split(":", 1)[-1].strip()
-            questions.append(templates[kind].format(name=name))
+            questions.append(say(f"starter.{kind}", lang, name=name))
     return questions[:limit]
 
 
@@ -74,3 +69,19 @@ def why_context(trace: AgentTrace) -> dict:
 
 def _num(value, digits: int = 3) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
+
+
+def conversation_since(*, conversation_id, after: int) -> dict:
+    """The answers of a conversation after message ``after`` and its contact requests' states:
+    what a page that lost its socket missed (the ``history`` event, docs/PROTOCOL.md)."""
+    from approvals.models import PendingApproval
+    from chat.models import Message
+
+    answers = (Message.objects.filter(conversation_id=conversation_id, role=Message.Role.ASSISTANT, pk__gt=after)
+               .select_related("turn").order_by("pk"))
+    return {
+        "messages": [{"message_id": m.pk, "answer": m.content, "citations": m.citations,
+                      "outcome": getattr(getattr(m, "turn", None), "outcome", "")} for m in answers],
+        "approvals": [{"approval_id": a.pk, "status": a.status} for a in
+                      PendingApproval.objects.filter(conversation_id=conversation_id).order_by("pk")],
+    }

@@ -46,10 +46,20 @@ log = logging.getLogger(__name__)
 Emit = Callable[[dict], Awaitable[None]]
 
 class TurnRejected(Exception):
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
+    """A turn refused before anything ran: ``code`` (docs/PROTOCOL.md) and the values its
+    sentence needs (``chat.texts``, key ``error.<code>``)."""
+
+    def __init__(self, code: str, **params: object) -> None:
         self.code = code
-        self.message = message
+        self.params = params
+        super().__init__(self.message)
+
+    @property
+    def message(self) -> str:
+        return self.text("en")
+
+    def text(self, lang: str | None) -> str:
+        return say(f"error.{self.code}", lang, **self.params)
 
 
 @dataclass
@@ -71,13 +81,12 @@ def conversation_create(*, visitor_ip: str = "") -> Conversation:
 
 
 @transaction.atomic
-def message_create_user(*, conversation_id: uuid.UUID | str, text: str) -> Message:
+def message_create_user(*, conversation_id: uuid.UUID | str, text: str, lang: str = "en") -> Message:
     conversation = Conversation.objects.select_for_update().get(pk=conversation_id)
     if conversation.visitor_turns >= settings.TWIN_MAX_TURNS:
-        raise TurnRejected("turn_limit", f"This conversation reached its limit of {settings.TWIN_MAX_TURNS} "
-                                         "questions. Start a new one.")
+        raise TurnRejected("turn_limit", max=settings.TWIN_MAX_TURNS)
     Conversation.objects.filter(pk=conversation.pk).update(
-        visitor_turns=F("visitor_turns") + 1, title=conversation.title or text[:120]
+        visitor_turns=F("visitor_turns") + 1, language=lang, title=conversation.title or text[:120]
     )
     return Message.objects.create(conversation=conversation, role=Message.Role.USER, content=text)
 
@@ -150,7 +159,7 @@ async def compiled_graph() -> CompiledStateGraph:
 
 
 async def turn_run(*, conversation_id: uuid.UUID | str, text: str, emit: Emit,
-                   provider: Provider | None = None, visitor_ip: str = "") -> TurnResult:
+                   provider: Provider | None = None, visitor_ip: str = "", lang: str = "en") -> TurnResult:
     """Run one visitor turn end to end. Raises TurnRejected before anything runs.
 
     One turn at a time per conversation, across processes (two tabs, two daphne processes, the
@@ -164,23 +173,23 @@ async def turn_run(*, conversation_id: uuid.UUID | str, text: str, emit: Emit,
             if contains_sensitive(masked):  # a form the masker missed: keep nothing of it
                 masked = "[redacted message]"
             user_message = await database_sync_to_async(message_create_user)(
-                conversation_id=conversation_id, text=masked)
+                conversation_id=conversation_id, text=masked, lang=lang)
             return await _run(conversation_id, {"messages": [{"role": "user", "content": masked}]}, emit,
                               provider or get_provider(), user_message=user_message, raw_question=text,
-                              visitor_ip_hash=ip_hash(visitor_ip))
+                              visitor_ip_hash=ip_hash(visitor_ip), lang=lang)
     except ConversationBusy:
-        raise TurnRejected("busy", "Wait for the current answer to finish.") from None
+        raise TurnRejected("busy") from None
 
 
 async def _run(conversation_id: uuid.UUID | str, graph_input: dict | Command | None, emit: Emit,
                provider: Provider, *, user_message: Message | None, raw_question: str = "",
-               visitor_ip_hash: str = "") -> TurnResult:
+               visitor_ip_hash: str = "", lang: str = "en") -> TurnResult:
     """Stream one run of the thread (a visitor's turn or a resume) and record it as a turn."""
     recorder = TurnRecorder(provider=provider.name, model=provider.model)
     context = TurnContext(provider=provider, recorder=recorder, conversation_id=str(conversation_id),
-                          raw_question=raw_question, visitor_ip_hash=visitor_ip_hash)
+                          raw_question=raw_question, visitor_ip_hash=visitor_ip_hash, lang=lang)
     config = {"configurable": {"thread_id": str(conversation_id)}}
-    lang = detect_language(user_message.content if user_message else "")
+    lang = detect_language(user_message.content if user_message else "", lang)
 
     async def send(event: dict) -> None:
         try:
@@ -236,8 +245,10 @@ async def _run(conversation_id: uuid.UUID | str, graph_input: dict | Command | N
              turn.pk, conversation_id, outcome, recorder.provider, turn.input_tokens, turn.cached_tokens,
              turn.output_tokens, turn.cost_usd, turn.latency_ms)
     citations = state.get("citations") or []
-    await send({"type": "done", "outcome": outcome, "message_id": message.pk, "answer": answer,
-                "citations": citations})
+    done = {"type": "done", "outcome": outcome, "message_id": message.pk, "answer": answer, "citations": citations}
+    if outcome == TurnLog.Outcome.REFUSED:  # which stop: the page shows each one its own way
+        done["refusal"] = "budget" if state.get("budget_refused") else (state.get("guard") or {}).get("guard", "")
+    await send(done)
     return TurnResult(outcome=outcome, answer=answer, message_id=message.pk, turn_id=turn.pk,
                       citations=citations)
 
@@ -339,7 +350,9 @@ async def approval_resume(*, approval_id: int, emit: Emit | None = None,
                             "action": approval.tool_name})
             except Exception:
                 log.debug("approval push failed", exc_info=True)
-            await _run(conversation_id, graph_input, emit, provider, user_message=None)
+            lang = await database_sync_to_async(
+                Conversation.objects.filter(pk=conversation_id).values_list("language", flat=True).first)()
+            await _run(conversation_id, graph_input, emit, provider, user_message=None, lang=lang or "en")
             after = await graph.aget_state(config)
             # A resume must check that it took effect: a wrong id interrupts again, silently.
             if _waiting_interrupt(after, approval.pk) is not None or not _resumed(after.values, approval):

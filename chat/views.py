@@ -11,6 +11,7 @@ from approvals.models import PendingApproval
 from chat.models import Conversation
 from chat.selectors import starter_questions, trace_for_message, why_context
 from chat.services import conversation_create, ip_hash
+from chat.texts import language, page_texts
 from chat.texts import text as say
 from guards import limits
 from twinsite.clientip import client_ip_from_request
@@ -23,15 +24,10 @@ def _limited(request: HttpRequest, kind: str) -> HttpResponse | None:
     decision = limits.visitor_hit(kind, ip_key=ip_hash(client_ip_from_request(request)))
     if decision.allowed:
         return None
-    response = HttpResponse(f"Too many requests from your address; try again in {decision.retry_after} seconds.",
+    response = HttpResponse(say("error.too_many_requests", seconds=decision.retry_after),
                             status=429, content_type="text/plain; charset=utf-8")
     response["Retry-After"] = str(decision.retry_after)
     return response
-
-
-def _language(request: HttpRequest) -> str:
-    accepted = request.headers.get("Accept-Language", "").lower()
-    return "nl" if accepted.startswith("nl") else "en"
 
 
 VISITOR_CSP = {**settings.SECURE_CSP, "style-src": [CSP.SELF]}  # no inline style either
@@ -49,7 +45,8 @@ def chat_page(request: HttpRequest) -> HttpResponse:
             return limited
         conversation = conversation_create(visitor_ip=client_ip_from_request(request))
         request.session[SESSION_KEY] = str(conversation.pk)
-    messages = [m for m in conversation.messages.all() if m.content]
+    messages = [m for m in conversation.messages.select_related("turn") if m.content]
+    lang = language(request.LANGUAGE_CODE)  # LocaleMiddleware: the switch's cookie, else the browser
     return render(request, "chat/index.html", {
         "conversation": conversation,
         "messages": messages,
@@ -58,9 +55,8 @@ def chat_page(request: HttpRequest) -> HttpResponse:
         "provider": settings.TWIN_PROVIDER,
         "max_chars": settings.TWIN_MAX_QUESTION_CHARS,
         "approvals": PendingApproval.objects.filter(conversation=conversation).order_by("created_at"),
-        "starters": starter_questions(_language(request)),
-        "approval_texts": {status: say(f"card.{status}", _language(request))
-                           for status in ("pending", "approved", "rejected", "expired")},
+        "starters": starter_questions(lang),
+        "page_texts": page_texts(lang),
     })
 
 

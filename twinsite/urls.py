@@ -1,6 +1,6 @@
 from django.contrib import admin
 from django.templatetags.static import static
-from django.urls import path, re_path
+from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 
 from chat import views as chat_views
@@ -11,6 +11,7 @@ urlpatterns = [
     path("", chat_views.chat_page, name="chat"),
     path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True)),
     path("new/", chat_views.new_conversation, name="chat-new"),
+    path("i18n/", include("django.conf.urls.i18n")),  # set_language: the page's language switch
     path("sources/<slug:slug>/", knowledge_views.source_page, name="source"),
     path("why/<int:message_id>/", chat_views.why_panel, name="why"),
     path("api/", api.api_urls()),

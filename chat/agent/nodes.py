@@ -52,6 +52,9 @@ class TurnContext:
     # The question's embeddings (per model), computed once for the semantic guard and reused by
     # the search tool when it searches for the question itself.
     query_vectors: dict = field(default_factory=dict)
+    # The visitor's page language: the twin's own sentences follow the question's language, and
+    # this one when the question does not tell (a name, a number, a resume by the owner).
+    lang: str = "en"
 
 
 def turn_reset(*, turn_start: int, question: str) -> dict:
@@ -113,7 +116,8 @@ async def refuse(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
         view=guard.get("view", ""), ip_hash=runtime.context.visitor_ip_hash,
     )
     kind = guard.get("guard", "")
-    text = say(f"refuse.{kind}" if kind in REFUSAL_KINDS else "refuse.off_topic", detect_language(question))
+    text = say(f"refuse.{kind}" if kind in REFUSAL_KINDS else "refuse.off_topic",
+               detect_language(question, runtime.context.lang))
     runtime.stream_writer({"type": "token", "text": text})
     return {"messages": [{"role": "assistant", "content": text}], "answer": text, "outcome": "refused"}
 
@@ -158,7 +162,7 @@ async def generate(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
                 amount_usd=worst_case, conversation_id=ctx.conversation_id, ip_hash=ctx.visitor_ip_hash,
                 note=f"{provider.name}/{provider.model}")
         except budget_services.BudgetRefused as refused:
-            text = say("refuse.budget", detect_language(state.get("question") or ""))
+            text = say("refuse.budget", detect_language(state.get("question") or "", ctx.lang))
             runtime.stream_writer({"type": "token", "text": text})
             await database_sync_to_async(guard_services.incident_record)(
                 guard="budget", rule=refused.reason, text=state.get("question") or "",

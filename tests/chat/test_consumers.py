@@ -184,3 +184,46 @@ async def test_an_unknown_websocket_path_is_refused_cleanly():
     communicator = WebsocketCommunicator(application, "/ws/nothing/here/", headers=ORIGIN)
     connected, _ = await communicator.connect()
     assert not connected
+
+
+async def test_a_reconnecting_page_gets_what_it_missed_and_nothing_twice():
+    conversation = await database_sync_to_async(conversation_create)()
+    first = await connect(conversation.pk)
+    try:
+        await first.send_to(text_data=json.dumps({"type": "ask", "text": "What has she built?"}))
+        done = (await receive_turn(first))[-1]
+    finally:
+        await first.disconnect()  # the page lost its socket; the answer was stored all the same
+    second = await connect(conversation.pk)
+    try:
+        await second.send_to(text_data=json.dumps({"type": "sync", "after": 0}))
+        history = json.loads(await second.receive_from(timeout=10))
+        assert history["type"] == "history" and history["running"] is False
+        assert [m["message_id"] for m in history["messages"]] == [done["message_id"]]
+        assert history["messages"][0]["answer"] == done["answer"]
+        assert history["messages"][0]["outcome"] == "answered" and history["messages"][0]["citations"]
+        await second.send_to(text_data=json.dumps({"type": "sync", "after": done["message_id"]}))
+        assert json.loads(await second.receive_from(timeout=10))["messages"] == []  # nothing twice
+        for bad in ("1", -1, True, [1]):
+            await second.send_to(text_data=json.dumps({"type": "sync", "after": bad}))
+            assert json.loads(await second.receive_from(timeout=10))["code"] == "bad_request"
+    finally:
+        await second.disconnect()
+
+
+async def test_errors_and_refusals_follow_the_page_language():
+    conversation = await database_sync_to_async(conversation_create)()
+    headers = [*await session_headers(conversation.pk), (b"accept-language", b"nl-NL,nl;q=0.9")]
+    communicator = WebsocketCommunicator(application, f"/ws/chat/{conversation.pk}/", headers=headers)
+    assert (await communicator.connect())[0]
+    try:
+        await communicator.send_to(text_data=json.dumps({"type": "ask", "text": " "}))
+        event = json.loads(await communicator.receive_from(timeout=10))
+        assert event["code"] == "empty_question" and event["message"] == "Typ eerst een vraag."
+        # a question whose words don't tell the language is answered in the page's language
+        await communicator.send_to(text_data=json.dumps({"type": "ask", "text": "4111 1111 1111 1111"}))
+        events = await receive_turn(communicator)
+        assert events[-1]["outcome"] == "refused" and events[-1]["refusal"] == "card_number"
+        assert events[-1]["answer"].startswith("Deel hier alsjeblieft geen kaartnummers")
+    finally:
+        await communicator.disconnect()

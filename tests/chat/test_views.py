@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+from django.conf import settings
 
 from chat.models import Conversation, Feedback, Message
 
@@ -63,7 +64,8 @@ def test_the_page_explains_the_twin_and_offers_questions_the_knowledge_base_answ
     assert "approves every message before it is sent" in html
     assert "What is Ledgerline?" in html or "What is " in html
     dutch = client.get("/", HTTP_ACCEPT_LANGUAGE="nl-NL,nl;q=0.9").content.decode()
-    assert "Waar heeft ze gewerkt?" in dutch
+    assert '<html lang="nl">' in dutch and f"Waar heeft {settings.TWIN_OWNER_NAME} gewerkt?" in dutch
+    assert "keurt elk bericht goed voordat het wordt verstuurd" in dutch
 
 
 def test_static_files_favicon_and_bad_paths(client):
