@@ -9,11 +9,14 @@ import uuid
 from collections.abc import AsyncIterator
 
 from channels.db import database_sync_to_async
+from django.conf import settings
 from django.http import StreamingHttpResponse
 from ninja import Router, Schema
 
 from chat.models import Conversation
 from chat.services import TurnRejected, conversation_create, ip_hash, turn_run
+from chat.texts import language
+from chat.texts import text as say
 from chat.validation import question_problem
 from chat.views import SESSION_KEY
 from guards import limits
@@ -36,13 +39,14 @@ def _sse(event: dict) -> str:
 async def chat_stream(request, payload: ChatIn):
     """One question; the answer streams back as `text/event-stream` (events as in docs/PROTOCOL.md).
     Errors before the stream starts are JSON in the API's error shape."""
+    lang = language(request.LANGUAGE_CODE)  # LocaleMiddleware: the switch's cookie, else Accept-Language
     problem = question_problem(payload.text)
     if problem is not None:
-        raise ApiError(422, *problem)
+        raise ApiError(422, problem[0], say(f"error.{problem[0]}", lang, max=settings.TWIN_MAX_QUESTION_CHARS))
     ip = client_ip_from_request(request)
     owned = await request.session.aget(SESSION_KEY)
     if payload.conversation_id is not None and str(payload.conversation_id) != owned:
-        raise ApiError(403, "forbidden", "This conversation belongs to another session.")
+        raise ApiError(403, "forbidden", say("error.forbidden", lang))
     conversation_id = owned
     if conversation_id is None or not await Conversation.objects.filter(pk=conversation_id).aexists():
         decision = await database_sync_to_async(limits.visitor_hit)("conversation", ip_key=ip_hash(ip))
@@ -56,7 +60,7 @@ async def chat_stream(request, payload: ChatIn):
     if not decision.allowed:
         raise RateLimited(decision.retry_after)
     staff = bool(getattr(await request.auser(), "is_staff", False))
-    response = StreamingHttpResponse(_stream(conversation_id, payload.text.strip(), ip, staff),
+    response = StreamingHttpResponse(_stream(conversation_id, payload.text.strip(), ip, staff, lang),
                                      content_type="text/event-stream; charset=utf-8")
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"  # nginx: pass each event on at once
@@ -64,7 +68,7 @@ async def chat_stream(request, payload: ChatIn):
     return response
 
 
-async def _stream(conversation_id: str, text: str, ip: str, staff: bool) -> AsyncIterator[str]:
+async def _stream(conversation_id: str, text: str, ip: str, staff: bool, lang: str) -> AsyncIterator[str]:
     queue: asyncio.Queue = asyncio.Queue()
 
     async def emit(event: dict) -> None:
@@ -73,9 +77,9 @@ async def _stream(conversation_id: str, text: str, ip: str, staff: bool) -> Asyn
 
     async def run() -> None:
         try:
-            await turn_run(conversation_id=conversation_id, text=text, emit=emit, visitor_ip=ip)
+            await turn_run(conversation_id=conversation_id, text=text, emit=emit, visitor_ip=ip, lang=lang)
         except TurnRejected as exc:
-            await queue.put({"type": "error", "in_turn": False, "code": exc.code, "message": exc.message})
+            await queue.put({"type": "error", "in_turn": False, "code": exc.code, "message": exc.text(lang)})
         finally:
             await queue.put(None)
 

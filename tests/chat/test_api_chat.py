@@ -68,3 +68,9 @@ async def test_json_only_and_limited_per_address(settings):
     status, _, error = await ask(client, "And again?")
     assert status == 429 and error["error"]["code"] == "rate_limited" and error["error"]["retry_after"] > 0
     assert error["retry_header"] == str(error["error"]["retry_after"])
+
+
+def test_the_stream_speaks_the_visitors_language(client, kb):
+    bad = client.post("/api/chat", {"text": "   "}, content_type="application/json", HTTP_ACCEPT_LANGUAGE="nl")
+    assert bad.status_code == 422 and bad.json()["error"] == {"code": "empty_question",
+                                                               "message": "Typ eerst een vraag."}
