@@ -42,8 +42,11 @@ lint: install
 test: bootstrap lint
 	$(PY) -m pytest
 
+# Retrieval, then the labelled suites against the configured provider (README, Evals);
+# e.g. make eval EVAL_ARGS="--suite tasks --provider offline".
 eval: bootstrap
 	$(PY) manage.py eval_retrieval
+	$(PY) manage.py run_evals $(EVAL_ARGS)
 
 bench: bootstrap
 	$(PY) -m benchmarks.knowledge_bench

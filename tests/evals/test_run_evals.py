@@ -57,25 +57,45 @@ def test_every_suite_with_the_offline_provider_meets_its_threshold(capsys):
     assert "first tools run against offline: nothing to compare" in out
 
 
-def test_a_fake_gemini_over_http_under_failure_injection_meets_every_threshold(settings, capsys):
+def test_a_fake_gemini_over_http_under_failure_injection_meets_every_threshold_and_catches_a_broken_change(
+        settings, capsys, monkeypatch):
+    """One test for two runs (the second compares itself with the first): the whole set through
+    the fake server with every second request dropped, then the tasks suite again after a
+    deliberately broken change."""
     brain = OfflineBrain()
     with FakeOpenAI(brain=brain) as server:
         fake_gemini(settings, server)
         run_evals(capsys, "--fault-drop-every", "2")
         attempted = next(FaultInjectingTransport._counter) - 1
-    runs = {run.suite: run for run in EvalRun.objects.all()}
-    assert set(runs) == SUITES and all(run.passed for run in runs.values())
-    assert runs["tasks"].provider == "gemini" and runs["tasks"].config["fault_drop_every"] == 2
-    # every second request was dropped before it left the process, and retries absorbed each one
-    assert attempted > 100 and len(server.requests) == attempted - attempted // 2
-    # the thought signatures went back exactly as issued (a lost one is a 400 and a failed turn)
-    assert brain.signatures_issued > 50 and brain.signatures_checked >= brain.signatures_issued
-    assert brain.rejected == [] and brain.placeholders == 0  # no case resumes an approval: none was lost
-    # the sloppy model's invented source never reached a visitor
-    assert brain.invented_citations > 30
-    assert not EvalCase.objects.filter(actual__answer__contains=INVENTED_SOURCE).exists()
-    assert TurnLog.objects.filter(unknown_citations__contains=[INVENTED_SOURCE]).count() == brain.invented_citations
-    assert runs["answers"].cost_usd > 0
+        runs = {run.suite: run for run in EvalRun.objects.all()}
+        assert set(runs) == SUITES and all(run.passed for run in runs.values())
+        assert runs["tasks"].provider == "gemini" and runs["tasks"].config["fault_drop_every"] == 2
+        # every second request was dropped before it left the process, and retries absorbed each one
+        assert attempted > 100 and len(server.requests) == attempted - attempted // 2
+        # the thought signatures went back exactly as issued (a lost one is a 400 and a failed turn)
+        assert brain.signatures_issued > 50 and brain.signatures_checked >= brain.signatures_issued
+        assert brain.rejected == [] and brain.placeholders == 0  # no case resumes an approval: none was lost
+        # the sloppy model's invented source never reached a visitor
+        assert brain.invented_citations > 30
+        assert not EvalCase.objects.filter(actual__answer__contains=INVENTED_SOURCE).exists()
+        assert TurnLog.objects.filter(unknown_citations__contains=[INVENTED_SOURCE]).count() == \
+            brain.invented_citations
+        assert runs["answers"].cost_usd > 0
+
+        # The deliberately broken change: verify takes every cited title for a real document.
+        monkeypatch.setattr(nodes, "knowledge", TrustingKnowledge())
+        with pytest.raises(CommandError, match="below threshold: tasks"):
+            call_command("run_evals", "--suite", "tasks")
+    out = capsys.readouterr().out
+    good = runs["tasks"]
+    broken = EvalRun.objects.filter(suite="tasks").exclude(pk=good.pk).get()
+    assert not broken.passed and broken.score < broken.threshold
+    passed_before = set(good.cases.filter(passed=True).values_list("case_id", flat=True))
+    newly_failing = broken.cases.filter(passed=False, case_id__in=passed_before)
+    assert newly_failing.filter(case_id="tasks-en-ledgerline-stars").exists() and newly_failing.count() >= 10
+    for case in newly_failing:  # each for the reason the broken change introduced
+        assert f"cites documents that do not exist: {INVENTED_SOURCE}" in case.actual["failures"], case.case_id
+    assert f"since run {good.pk}" in out and "newly failing: tasks-" in out
 
 
 class TrustingKnowledge:
@@ -93,21 +113,3 @@ class TrustingKnowledge:
 
     def document_urls(self) -> dict[str, str]:
         return self.Everything(knowledge_selectors.document_urls())
-
-
-def test_removing_the_citation_check_makes_the_tasks_suite_fail(settings, capsys, monkeypatch):
-    with FakeOpenAI(brain=OfflineBrain()) as server:
-        fake_gemini(settings, server)
-        run_evals(capsys, "--suite", "tasks")
-        monkeypatch.setattr(nodes, "knowledge", TrustingKnowledge())
-        with pytest.raises(CommandError, match="below threshold: tasks"):
-            call_command("run_evals", "--suite", "tasks")
-    out = capsys.readouterr().out
-    broken, good = EvalRun.objects.filter(suite="tasks").order_by("-started_at")
-    assert good.passed and not broken.passed and broken.score < broken.threshold
-    passed_before = set(good.cases.filter(passed=True).values_list("case_id", flat=True))
-    newly_failing = broken.cases.filter(passed=False, case_id__in=passed_before)
-    assert newly_failing.filter(case_id="tasks-en-ledgerline-stars").exists() and newly_failing.count() >= 10
-    for case in newly_failing:  # each for the reason the broken change introduced
-        assert f"cites documents that do not exist: {INVENTED_SOURCE}" in case.actual["failures"], case.case_id
-    assert f"since run {good.pk}" in out and "newly failing: tasks-" in out
