@@ -1,4 +1,10 @@
-"""Reading the owner's Markdown files: front matter, validation and chunking per heading."""
+"""Reading the owner's Markdown files: front matter, validation and chunking per heading.
+
+Front matter is read by python-frontmatter (YAML, safe loader); the body is parsed by
+markdown-it-py, the same CommonMark parser that renders the public source pages and, as its
+JavaScript original (static/vendor), the chat's answers: a heading is what CommonMark calls one
+(ATX or setext, never a line inside a ``` or ~~~ fence).
+"""
 
 from __future__ import annotations
 
@@ -8,11 +14,14 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import frontmatter
 import yaml
+from markdown_it import MarkdownIt
 
 KINDS = ("cv", "project", "skills", "about", "article", "availability")
 LANGS = ("en", "nl")
-_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+_MARKDOWN = MarkdownIt("commonmark")
+_FRONT_MATTER = frontmatter.YAMLHandler()
 _ALLOWED_KEYS = {"title", "kind", "lang", "url", "updated", "public"}
 
 
@@ -52,14 +61,14 @@ def sha256(text: str) -> str:
 
 
 def _front_matter(raw: str, rel: str) -> tuple[dict, str]:
-    if not raw.startswith("---"):
+    if not _FRONT_MATTER.detect(raw):
         raise ContentError(f"{rel}: missing YAML front matter (the file must start with '---')")
-    parts = raw.split("\n---", 1)
-    if len(parts) != 2:
-        raise ContentError(f"{rel}: front matter is not closed with a '---' line")
-    header, body = parts[0][3:], parts[1].split("\n", 1)[1] if "\n" in parts[1] else ""
     try:
-        meta = yaml.safe_load(header) or {}
+        header, body = _FRONT_MATTER.split(raw)
+    except ValueError:
+        raise ContentError(f"{rel}: front matter is not closed with a '---' line") from None
+    try:
+        meta = _FRONT_MATTER.load(header) or {}
     except yaml.YAMLError as exc:
         raise ContentError(f"{rel}: front matter is not valid YAML: {exc}") from exc
     if not isinstance(meta, dict):
@@ -119,23 +128,23 @@ def parse_document(path: Path, root: Path) -> SourceDocument:
 
 
 def chunk_markdown(title: str, body: str) -> list[Chunk]:
-    """Split per heading; each chunk keeps the document title and its heading path."""
-    sections: list[tuple[list[str], list[str]]] = [([], [])]
+    """Split per heading; each chunk keeps the document title and its heading path, and its text
+    as the owner wrote it (the lines between one heading and the next)."""
+    body = body.replace("\r\n", "\n").replace("\r", "\n")
+    lines = body.split("\n")
+    tokens = _MARKDOWN.parse(body)
+    # top-level headings only: a "# " inside a list item or a quote is part of that block
+    headings = [(t.map[0], t.map[1], int(t.tag[1]), tokens[i + 1].content.strip())
+                for i, t in enumerate(tokens) if t.type == "heading_open" and t.level == 0 and t.map]
+    sections: list[tuple[list[str], int, int]] = [([], 0, headings[0][0] if headings else len(lines))]
     stack: list[tuple[int, str]] = []
-    in_fence = False
-    for line in body.splitlines():
-        if line.lstrip().startswith("```"):
-            in_fence = not in_fence
-        match = None if in_fence else _HEADING.match(line)
-        if match:
-            level, heading = len(match.group(1)), match.group(2).strip()
-            stack = [(lvl, h) for lvl, h in stack if lvl < level] + [(level, heading)]
-            sections.append(([h for _, h in stack], []))
-        else:
-            sections[-1][1].append(line)
+    for n, (_, end, level, heading) in enumerate(headings):
+        stack = [(lvl, h) for lvl, h in stack if lvl < level] + [(level, heading)]
+        stop = headings[n + 1][0] if n + 1 < len(headings) else len(lines)
+        sections.append(([h for _, h in stack], end, stop))
     chunks: list[Chunk] = []
-    for headings, lines in sections:
-        text = "\n".join(lines).strip()
+    for headings, start, stop in sections:
+        text = "\n".join(lines[start:stop]).strip()
         if not text:
             continue
         heading_path = " > ".join(headings)

@@ -47,6 +47,19 @@ def test_chunks_per_heading_keep_title_and_heading_path(tmp_path):
     assert doc.public is True
 
 
+def test_commonmark_decides_what_a_heading_is():
+    """Setext headings split, ~~~ fences and indented code do not, a '#' inside a list item is
+    part of the item: the same parser that renders the page decides."""
+    body = ("Intro.\n\nEducation\n=========\n\nMSc, TU Delft.\n\n~~~text\n# inside a tilde fence\n~~~\n\n"
+            "    # indented code\n\nCourses\n-------\n\n- item\n\n  # heading inside an item? no\n\n"
+            "## Work ##\nRailfleet.\n")
+    chunks = chunk_markdown("CV", body)
+    assert [c.heading_path for c in chunks] == ["", "Education", "Education > Courses", "Education > Work"]
+    assert "# inside a tilde fence" in chunks[1].text and "# indented code" in chunks[1].text
+    assert "# heading inside an item? no" in chunks[2].text
+    assert chunks[3].text == "Railfleet."
+
+
 def test_hash_ignores_whitespace_but_not_words():
     a = chunk_markdown("T", "## H\nsome   text\nhere")[0]
     b = chunk_markdown("T", "## H\nsome text here")[0]
