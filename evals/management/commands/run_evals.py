@@ -100,10 +100,11 @@ class Command(BaseCommand):
         width = 30
         filled = width * done // max(total, 1)
         line = f"\r{suite:<8} [{'#' * filled}{'.' * (width - filled)}] {done}/{total} {case_id}"
-        self.stderr.write(line.ljust(len(self._progress_line)), ending="")
+        plain = str  # a progress bar, not an error: no colour
+        self.stderr.write(line.ljust(len(self._progress_line)), ending="", style_func=plain)
         self._progress_line = line
         if done == total:
-            self.stderr.write("")
+            self.stderr.write("", style_func=plain)
             self._progress_line = ""
 
     def _record(self, result: SuiteResult, provider: Provider | None, drop_every: int, commit: str):
