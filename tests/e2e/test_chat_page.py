@@ -261,7 +261,7 @@ def test_owner_approves_in_the_admin_and_the_open_chat_updates_without_a_reload(
         assert "approved" in owner.locator(".messagelist").inner_text()
 
         visitor.locator(".approval.approved").wait_for(timeout=30_000)  # pushed by the worker
-        visitor.locator(".msg.assistant").nth(1).wait_for()
+        visitor.locator(".msg.assistant.approval_resolved").wait_for(timeout=30_000)  # the whole follow-up
         shot(visitor, "08-approval-approved-nl")
         assert "heeft je bericht goedgekeurd" in visitor.locator(".msg.assistant").last.inner_text()
         assert watch.problems == []
