@@ -43,7 +43,8 @@ def test_graph_suites_are_in_dutch_and_english(suite):
 def test_tool_suite_covers_contact_availability_and_turns_where_the_risky_tool_is_wrong():
     cases = datasets.load("tools").cases
     expected = [case.acceptable for case in cases]
-    assert sum(a == ("draft_contact_message",) for a in expected) >= 8  # ways to ask to be put in touch
+    assert sum("draft_contact_message" in a for a in expected) >= 8  # ways to ask to be put in touch
+    assert sum(a == ("draft_contact_message",) for a in expected) >= 5  # ... with details: drafting is the one answer
     assert sum(a == ("check_availability",) for a in expected) >= 8  # ways to ask when she can start
     risky = [c for c in cases if "draft_contact_message" not in c.acceptable and
              any(w in c.turn.lower() for w in ("message", "mail", "pass this on"))]
