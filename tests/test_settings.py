@@ -66,3 +66,16 @@ def test_bad_configuration_fails_at_start_naming_the_variable(env, message):
 def test_good_provider_configuration_loads():
     result = check_settings(TWIN_PROVIDER="deepseek", TWIN_API_KEY="sk-x")
     assert result.returncode == 0, result.stderr
+
+
+def test_production_cookies_are_secure_and_hsts_is_on():
+    probe = ("import django, os; os.environ['DJANGO_SETTINGS_MODULE']='twinsite.settings'; "
+             "from django.conf import settings as s; "
+             "print(s.SESSION_COOKIE_SECURE, s.CSRF_COOKIE_SECURE, s.LANGUAGE_COOKIE_SECURE, s.SECURE_HSTS_SECONDS)")
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("TWIN_")}
+    production = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True,
+                                env=environment | {"DEBUG": "0", "SECRET_KEY": "x" * 50})
+    assert production.stdout.split() == ["True", "True", "True", "31536000"]
+    development = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True,
+                                 check=True, env=environment | {"DEBUG": "1"})
+    assert development.stdout.split() == ["False", "False", "False", "0"]

@@ -49,6 +49,18 @@ SECRET_KEY = _secret_key()
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost" + (",testserver" if DEBUG else ""))
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 
+# Cookies: never readable by scripts (the session) and, in production (DEBUG=0), sent over
+# HTTPS only. HSTS is on in production; TWIN_HSTS_SECONDS=0 turns it off (e.g. while trying
+# TLS out). Behind a TLS-terminating proxy (TWIN_TRUSTED_PROXIES) its X-Forwarded-Proto says
+# whether the visitor's request was HTTPS.
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = not DEBUG
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = CSRF_COOKIE_SAMESITE = "Lax"
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_HSTS_SECONDS = 0 if DEBUG else env_int("TWIN_HSTS_SECONDS", 31_536_000, minimum=0)
+if env_int("TWIN_TRUSTED_PROXIES", 0, minimum=0):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
 INSTALLED_APPS = [
     "daphne",  # before staticfiles, so runserver serves websockets (daphne.E001)
     "django.contrib.admin",
