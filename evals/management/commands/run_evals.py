@@ -57,17 +57,19 @@ class Command(BaseCommand):
         self._progress_line = ""
         results: list[SuiteResult] = []
         if graph:
-            # One INFO line per turn would bury the table; -v 2 shows them.
-            chat_log = logging.getLogger("chat")
-            level = chat_log.level
+            # An INFO line per turn and per request would bury the table; -v 2 shows them.
+            loggers = [logging.getLogger(name) for name in ("chat", "httpx")]
+            levels = [logger.level for logger in loggers]
             if options["verbosity"] < 2:
-                chat_log.setLevel(logging.WARNING)
+                for logger in loggers:
+                    logger.setLevel(logging.WARNING)
             try:
                 results += run_graph_suites_sync(graph, model, self._progress)
             except DatasetError as exc:
                 raise CommandError(str(exc)) from exc
             finally:
-                chat_log.setLevel(level)
+                for logger, level in zip(loggers, levels, strict=True):
+                    logger.setLevel(level)
         results += [run_guard_suite(d, self._progress) for d in loaded if d.suite == "guards"]
         failed = []
         for result in results:
