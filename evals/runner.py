@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from channels.db import database_sync_to_async
+from twinsite.db import database_sync_to_async
 from django.utils import timezone
 
 from approvals.selectors import approval_detail
@@ -132,14 +132,17 @@ def _turn_cost(result: TurnResult) -> Decimal:
 
 
 async def run_conversation(case: ToolCase | TaskCase | AnswerCase, provider: Provider) -> Observation:
-    """The case's turns in a new conversation; the last one is observed."""
+    """The case's turns in a new conversation (the visitor's page in the case's language); the
+    last one is observed."""
     conversation = await database_sync_to_async(conversation_create)()
     earlier = Decimal("0")
     try:
         for text in case.history:
-            previous = await turn_run(conversation_id=conversation.pk, text=text, emit=_discard, provider=provider)
+            previous = await turn_run(conversation_id=conversation.pk, text=text, emit=_discard, provider=provider,
+                                      lang=case.lang)
             earlier += await database_sync_to_async(_turn_cost)(previous)
-        result = await turn_run(conversation_id=conversation.pk, text=case.turn, emit=_discard, provider=provider)
+        result = await turn_run(conversation_id=conversation.pk, text=case.turn, emit=_discard, provider=provider,
+                                lang=case.lang)
     except TurnRejected as exc:
         return Observation(outcome="error", error=f"turn rejected: {exc.code}", cost_usd=earlier)
     return await database_sync_to_async(observe)(result, earlier)
