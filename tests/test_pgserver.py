@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import socket
+import stat
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
 
 import psycopg
+import pytest
 
 from twinsite import pgserver
+
+ROOT = Path(__file__).resolve().parent.parent
+AS_ROOT = os.geteuid() == 0
 
 
 def free_port() -> int:
@@ -15,8 +26,18 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def test_start_is_idempotent_handles_a_stale_pid_file_and_stops(tmp_path):
-    lay = pgserver.Layout(var=tmp_path / "var", port=free_port())
+@pytest.fixture
+def passable():
+    """A folder the server's system user may pass through (pytest's tmp_path is root-only when the
+    tests run as root, and the server never opens folders above its data)."""
+    folder = Path(tempfile.mkdtemp(prefix="twinsite-pg-test-"))
+    folder.chmod(0o755)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_start_is_idempotent_handles_a_stale_pid_file_and_stops(passable):
+    lay = pgserver.Layout(var=passable / "var", port=free_port())
     assert pgserver.status(lay) == "not initialised"
     try:
         pgserver.start(lay)
@@ -41,3 +62,68 @@ def test_start_is_idempotent_handles_a_stale_pid_file_and_stops(tmp_path):
     finally:
         pgserver.stop(lay)
     assert pgserver.status(lay).startswith("stopped")
+
+
+@pytest.mark.skipif(not AS_ROOT, reason="only root runs the server as another user; as yourself nothing is in the way")
+def test_a_folder_the_server_user_cannot_pass_is_named_and_left_closed(passable):
+    locked = passable / "home"
+    locked.mkdir(mode=0o700)
+    locked.chmod(0o700)
+    lay = pgserver.Layout(var=locked / "project" / "var", port=free_port())
+    with pytest.raises(SystemExit) as stopped:
+        pgserver.start(lay)
+    message = str(stopped.value)
+    assert "cannot reach the data folder" in message and f"{locked} (drwx------)" in message
+    assert f"chmod o+x {locked}" in message
+    assert stat.S_IMODE(locked.stat().st_mode) == 0o700  # nothing outside Twinsite's folders changed
+    assert stat.S_IMODE(passable.stat().st_mode) == 0o755
+    assert not lay.pgdata.exists()
+
+
+def test_a_data_folder_under_a_file_is_a_clear_error(tmp_path):
+    (tmp_path / "file").write_text("not a folder")
+    lay = pgserver.Layout(var=tmp_path / "file" / "var", port=free_port())
+    with pytest.raises(SystemExit, match=r"cannot write to the data folder .*a part of the path is a file"):
+        pgserver.start(lay)
+
+
+def start_in_own_mount(tmp_path: Path, mount: str, *, min_free_mb: int = 100) -> subprocess.CompletedProcess:
+    """``python -m twinsite.pgserver start`` with its data folder on a file system of its own
+    (a private mount namespace: nothing outside the test sees it)."""
+    target = tmp_path / "mnt"
+    target.mkdir()
+    env = os.environ | {"TWIN_VAR_DIR": str(target / "var"), "TWIN_PG_PORT": str(free_port()),
+                        "TWIN_VAR_MIN_FREE_MB": str(min_free_mb)}
+    script = f"{mount.format(target=target)} && exec {sys.executable} -m twinsite.pgserver start"
+    return subprocess.run(["unshare", "--mount", "sh", "-c", script], cwd=ROOT, env=env, capture_output=True,
+                          text=True, check=False, timeout=120)
+
+
+def own_mounts_possible() -> bool:
+    probe = subprocess.run(["unshare", "--mount", "sh", "-c", "mount -t tmpfs tmpfs /mnt"], capture_output=True,
+                           check=False) if shutil.which("unshare") else None
+    return probe is not None and probe.returncode == 0
+
+
+needs_mounts = pytest.mark.skipif(not own_mounts_possible(), reason="needs unshare and mount (root with "
+                                  "CAP_SYS_ADMIN) to give the data folder a read-only or full file system")
+
+
+@needs_mounts
+def test_a_read_only_data_folder_is_a_clear_error(tmp_path):
+    result = start_in_own_mount(tmp_path, "mount -t tmpfs -o ro,size=1m tmpfs {target}")
+    assert result.returncode == 1
+    assert "cannot write to the data folder" in result.stderr and "the file system is read-only" in result.stderr
+    assert "TWIN_VAR_DIR" in result.stderr and "Traceback" not in result.stderr
+
+
+@needs_mounts
+def test_a_full_disk_is_a_clear_error(tmp_path):
+    fill = "mount -t tmpfs -o size=256k tmpfs {target} && mkdir {target}/var && (dd if=/dev/zero of={target}/fill " \
+           "bs=4k 2>/dev/null; true)"
+    result = start_in_own_mount(tmp_path, fill)
+    assert result.returncode == 1 and "the disk is full" in result.stderr, result.stderr
+    # nearly full: below TWIN_VAR_MIN_FREE_MB nothing is started either
+    (tmp_path / "mnt").rmdir()
+    result = start_in_own_mount(tmp_path, "mount -t tmpfs -o size=8m tmpfs {target}", min_free_mb=64)
+    assert result.returncode == 1 and "is (nearly) full" in result.stderr and "TWIN_VAR_MIN_FREE_MB" in result.stderr

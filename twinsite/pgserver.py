@@ -5,7 +5,12 @@ Used when ``DATABASE_URL`` is unset. Start, stop and status are idempotent, so `
 and a stale ``postmaster.pid`` from a crash is removed before starting.
 
 Postgres refuses to run as root. When we are root (CI, containers) the server runs as an
-unprivileged system user, created on first use; otherwise as the current user.
+unprivileged system user, created on first use; otherwise as the current user. No permission
+outside the data folder is ever changed: when that user cannot pass through a folder above its
+binaries or data, start-up stops and says which folder and what to do.
+
+Start-up also stops with a clear message when the data folder cannot be written (read-only, a
+file in the way, no permission) or its disk has less than ``TWIN_VAR_MIN_FREE_MB`` free.
 
 Run as ``python -m twinsite.pgserver start|stop|status|url``. This module must not import
 Django: it runs before settings can be loaded.
@@ -13,6 +18,7 @@ Django: it runs before settings can be loaded.
 
 from __future__ import annotations
 
+import errno
 import importlib.util
 import os
 import pwd
@@ -36,6 +42,7 @@ SUPERUSER = "postgres"
 class Layout:
     var: Path
     port: int
+    min_free_mb: int = 100  # below this much free disk the server is not started
 
     @property
     def pgdata(self) -> Path:
@@ -59,7 +66,10 @@ def layout() -> Layout:
         raise SystemExit(f"TWIN_PG_PORT must be an integer, got {raw!r}") from None
     if not 1024 <= port <= 65535:
         raise SystemExit(f"TWIN_PG_PORT must be between 1024 and 65535, got {port}")
-    return Layout(var=var, port=port)
+    raw = os.environ.get("TWIN_VAR_MIN_FREE_MB", "").strip() or "100"
+    if not raw.isdigit():
+        raise SystemExit(f"TWIN_VAR_MIN_FREE_MB must be a whole number of megabytes, got {raw!r}")
+    return Layout(var=var, port=port, min_free_mb=int(raw))
 
 
 def bin_dir() -> Path:
@@ -87,16 +97,64 @@ def _ensure_system_user() -> pwd.struct_passwd:
         return pwd.getpwnam(SYSTEM_USER)
 
 
-def _allow_traverse(path: Path) -> None:
-    """Give others execute (traverse only, not read) on every ancestor of ``path``.
+_WHY = {errno.EROFS: "the file system is read-only", errno.ENOSPC: "the disk is full",
+        errno.EDQUOT: "the disk quota is used up", errno.EACCES: "permission denied",
+        errno.EPERM: "permission denied", errno.ENOTDIR: "a part of the path is a file, not a folder"}
 
-    The unprivileged server user must reach its data folder and the wheel's binaries, which
-    may sit under a root-only home directory.
-    """
-    for parent in [path, *path.parents]:
-        mode = parent.stat().st_mode
-        if not mode & stat.S_IXOTH:
-            parent.chmod(mode | stat.S_IXOTH)
+
+def check_var(lay: Layout) -> None:
+    """The data folder exists (made if missing), takes a write and has room, or start-up stops."""
+    advice = (f"Twinsite keeps the embedded database, its log and secrets in {lay.var}. Free some space, "
+              "make it writable, or point TWIN_VAR_DIR at a writable folder (or set DATABASE_URL to use "
+              "another Postgres).")
+    missing = [folder for folder in [lay.var, *lay.var.parents] if not folder.exists()]
+    probe = lay.var / f".write-check-{os.getpid()}"
+    try:
+        lay.var.mkdir(parents=True, exist_ok=True)
+        if _is_root():
+            for folder in missing:  # made just now, so ours: passable for the server user
+                folder.chmod(0o755)
+        with probe.open("wb") as fh:
+            fh.write(b"\0" * 65536)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except OSError as exc:
+        why = _WHY.get(exc.errno, exc.strerror or str(exc))
+        raise SystemExit(f"cannot write to the data folder {lay.var}: {why} ({exc.strerror}). {advice}") from None
+    finally:
+        try:
+            probe.unlink(missing_ok=True)
+        except OSError:
+            pass
+    free_mb = shutil.disk_usage(lay.var).free // (1024 * 1024)
+    if free_mb < lay.min_free_mb:
+        raise SystemExit(f"the disk of the data folder {lay.var} is (nearly) full: {free_mb} MB free, "
+                         f"at least {lay.min_free_mb} MB needed (TWIN_VAR_MIN_FREE_MB). {advice}")
+
+
+def _server_user_can(test: str, path: Path) -> bool:
+    return subprocess.run(["runuser", "-u", SYSTEM_USER, "--", "test", test, str(path)],
+                          check=False, capture_output=True).returncode == 0
+
+
+def check_reachable(lay: Layout) -> None:
+    """As root the server runs as ``SYSTEM_USER``, which must pass through every folder above its
+    binaries and its data. We never open folders outside Twinsite's own (a root-only home folder
+    stays root-only): we name the one in the way and the ways out."""
+    for target, what in ((bin_dir() / "postgres", "the Postgres binaries"), (lay.var, "the data folder")):
+        if _server_user_can("-x", target):
+            continue
+        blocker = next((folder for folder in [*reversed(target.parents), target]
+                        if not _server_user_can("-x", folder)), target)
+        mode = stat.filemode(blocker.stat().st_mode)
+        raise SystemExit(
+            f"the embedded Postgres runs as the system user {SYSTEM_USER} (Postgres refuses to run as root), and "
+            f"it cannot reach {what} ({target}): {blocker} ({mode}) does not let other users pass through. "
+            "Twinsite changes no permissions outside its own folders. Either put the project and its .venv "
+            "(or TWIN_VAR_DIR, for the data) under a folder other users can pass through, e.g. /srv/twinsite "
+            f"or /opt/twinsite; or allow passing through (not listing) yourself: chmod o+x {blocker}; or run "
+            "Twinsite as an ordinary user; or set DATABASE_URL to another Postgres."
+        )
 
 
 def _run(args: list[str], *, check: bool = True) -> subprocess.CompletedProcess:
@@ -142,8 +200,6 @@ def _initdb(lay: Layout) -> None:
     lay.pgdata.mkdir(mode=0o700)
     if _is_root():
         user = _ensure_system_user()
-        _allow_traverse(bin_dir())
-        _allow_traverse(lay.var)
         os.chown(lay.pgdata, user.pw_uid, user.pw_gid)
     pwfile = lay.var / ".initpw"
     pwfile.write_text(_password(lay) + "\n", encoding="utf-8")
@@ -209,6 +265,10 @@ def _ensure_database(lay: Layout) -> None:
 
 def start(lay: Layout | None = None) -> str:
     lay = lay or layout()
+    check_var(lay)
+    if _is_root():
+        _ensure_system_user()
+        check_reachable(lay)
     if not (lay.pgdata / "PG_VERSION").exists():
         _initdb(lay)
     if not is_running(lay):
