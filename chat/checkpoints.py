@@ -18,17 +18,25 @@ from psycopg.conninfo import make_conninfo
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
+# Keys of Django's OPTIONS that are Django's own, not libpq connection parameters.
+_DJANGO_ONLY_OPTIONS = {"assume_role", "isolation_level", "pool", "server_side_binding", "cursor_factory",
+                        "prepare_threshold", "context"}
+
 
 def conninfo(settings_dict: dict | None = None) -> str:
+    """libpq connection string of Django's database, with every libpq option of ``DATABASE_URL``
+    (sslmode, sslrootcert, options, connect_timeout...): the checkpointer, turn locks and channel
+    layer must reach the database exactly as Django does."""
     sd = settings_dict or connections["default"].settings_dict
-    return make_conninfo(
-        dbname=sd["NAME"],
-        user=sd.get("USER") or None,
-        password=sd.get("PASSWORD") or None,
-        host=sd.get("HOST") or None,
-        port=sd.get("PORT") or None,
-        application_name="twinsite-checkpoints",
-    )
+    options = {k: v for k, v in (sd.get("OPTIONS") or {}).items() if k not in _DJANGO_ONLY_OPTIONS}
+    return make_conninfo(**(options | {
+        "dbname": sd["NAME"],
+        "user": sd.get("USER") or None,
+        "password": sd.get("PASSWORD") or None,
+        "host": sd.get("HOST") or None,
+        "port": sd.get("PORT") or None,
+        "application_name": "twinsite-checkpoints",
+    }))
 
 
 def setup_tables(settings_dict: dict) -> None:

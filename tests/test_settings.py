@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
@@ -79,3 +81,98 @@ def test_production_cookies_are_secure_and_hsts_is_on():
     development = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True,
                                  check=True, env=environment | {"DEBUG": "1"})
     assert development.stdout.split() == ["False", "False", "False", "0"]
+
+
+def _database_url() -> str:
+    """The URL of the database this test run uses (the test database inside a db test)."""
+    from django.conf import settings
+
+    db = settings.DATABASES["default"]
+    return (f"postgresql://{quote(db['USER'], safe='')}:{quote(db['PASSWORD'], safe='')}@"
+            f"{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}")
+
+
+def _production_env(**env: str) -> dict[str, str]:
+    """A sensible production environment, on the test run's own database."""
+    url = _database_url()
+    environment = {k: v for k, v in os.environ.items() if not k.startswith(("TWIN_", "EMAIL_", "DEBUG", "LOG_"))}
+    return environment | {
+        "DEBUG": "0", "SECRET_KEY": "k3y-" + "x7" * 30, "ALLOWED_HOSTS": "twin.example.com",
+        "CSRF_TRUSTED_ORIGINS": "https://twin.example.com", "TWIN_TRUSTED_PROXIES": "1",
+        "DATABASE_URL": url, "EMAIL_HOST": "smtp.example.com", "TWIN_OWNER_EMAIL": "owner@example.com",
+        "DEFAULT_FROM_EMAIL": "twin@example.com",
+    } | env
+
+
+def test_check_deploy_is_clean_with_debug_off(tmp_path):
+    env = _production_env(TWIN_STATIC_ROOT=str(tmp_path / "static"))
+    # The hashed, compressed copies production serves (the vendored scripts' source-map comments too).
+    collect = subprocess.run([sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"], cwd=ROOT, env=env,
+                             capture_output=True, text=True, check=False)
+    assert collect.returncode == 0, collect.stderr
+    assert (tmp_path / "static" / "staticfiles.json").exists()
+    check = subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"], cwd=ROOT,
+                           env=env, capture_output=True, text=True, check=False)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "System check identified no issues" in check.stdout
+    # and it does catch a production mistake: the console mail backend
+    check = subprocess.run([sys.executable, "manage.py", "check", "--deploy"], cwd=ROOT, capture_output=True,
+                           text=True, check=False, env={k: v for k, v in env.items() if k != "EMAIL_HOST"})
+    assert check.returncode != 0 and "mail.E001" in check.stderr
+
+
+PROBE_DB = """
+import django, json, os
+os.environ['DJANGO_SETTINGS_MODULE'] = 'twinsite.settings'
+django.setup()
+import psycopg
+from django.db import connection
+from chat.checkpoints import conninfo
+out = {'options': connection.settings_dict['OPTIONS']}
+for name, connect in (('django', lambda: connection.cursor()), ('checkpointer', lambda: psycopg.connect(conninfo()))):
+    try:
+        with connect() as c:
+            row = c.execute("SELECT current_setting('statement_timeout'), current_setting('application_name')")
+            out[name] = list(row.fetchone())
+    except Exception as exc:
+        out[name] = type(exc).__name__ + ': ' + str(exc)
+print(json.dumps(out))
+"""
+
+
+def probe_database(url: str) -> dict:
+    env = _production_env(DATABASE_URL=url, DEBUG="1")
+    result = subprocess.run([sys.executable, "-c", PROBE_DB], cwd=ROOT, env=env, capture_output=True, text=True,
+                            check=False)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.splitlines()[-1])
+
+
+@pytest.mark.django_db
+def test_database_url_options_reach_django_and_the_checkpointer():
+    base = _database_url()
+    seen = probe_database(base + "?sslmode=disable&connect_timeout=5&options=-c%20statement_timeout%3D4321")
+    assert seen["options"] == {"application_name": "twinsite", "sslmode": "disable", "connect_timeout": "5",
+                               "options": "-c statement_timeout=4321"}
+    assert seen["django"] == ["4321ms", "twinsite"]
+    assert seen["checkpointer"] == ["4321ms", "twinsite-checkpoints"]
+    # sslmode is really used by both: this server has no TLS, so requiring it fails both
+    refused = probe_database(base + "?sslmode=require")
+    assert "SSL" in refused["django"] and "SSL" in refused["checkpointer"], refused
+
+
+def test_unknown_database_url_options_fail_at_start():
+    result = check_settings(DATABASE_URL="postgresql://u:p@db.example.com/twinsite?sslmod=require")
+    assert result.returncode != 0 and "DATABASE_URL must look like" in result.stderr and "sslmod" in result.stderr
+
+
+def test_an_unusable_var_folder_is_a_clear_start_up_error(tmp_path):
+    # a path under a file: unwritable even for root (CI), unlike a chmod-ed folder
+    (tmp_path / "file").write_text("not a folder")
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("TWIN_") and k != "SECRET_KEY"}
+    result = subprocess.run([sys.executable, "-c", "import django, os; os.environ['DJANGO_SETTINGS_MODULE']="
+                             "'twinsite.settings'; from django.conf import settings; settings.SECRET_KEY"],
+                            cwd=ROOT, env=environment | {"DEBUG": "1", "TWIN_VAR_DIR": str(tmp_path / "file" / "var")},
+                            capture_output=True, text=True, check=False)
+    assert result.returncode != 0
+    assert "ImproperlyConfigured" in result.stderr and "is not usable (Not a directory)" in result.stderr

@@ -6,10 +6,12 @@ import re
 import secrets
 from decimal import Decimal
 from pathlib import Path
-from urllib.parse import unquote, urlparse
+from urllib.parse import urlparse
 
+import psycopg
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
+from psycopg.conninfo import conninfo_to_dict
 
 from twinsite import pgserver
 from twinsite.env import (
@@ -38,11 +40,17 @@ def _secret_key() -> str:
         raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off")
     # Development: a generated key persisted under var/, so sessions survive restarts.
     path = VAR_DIR / "secret_key"
-    if not path.exists():
-        VAR_DIR.mkdir(parents=True, exist_ok=True)
-        path.write_text(secrets.token_urlsafe(50), encoding="utf-8")
-        path.chmod(0o600)
-    return path.read_text(encoding="utf-8").strip()
+    try:
+        if not path.exists():
+            VAR_DIR.mkdir(parents=True, exist_ok=True)
+            path.write_text(secrets.token_urlsafe(50), encoding="utf-8")
+            path.chmod(0o600)
+        return path.read_text(encoding="utf-8").strip()
+    except OSError as exc:  # read-only or full disk, a file in the way: say which folder
+        raise ImproperlyConfigured(
+            f"TWIN_VAR_DIR {VAR_DIR} is not usable ({exc.strerror or exc}): make it writable, free space, "
+            "point TWIN_VAR_DIR at a writable folder, or set SECRET_KEY"
+        ) from None
 
 
 SECRET_KEY = _secret_key()
@@ -58,8 +66,16 @@ SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = CSRF_COOKIE_SAMESITE = "Lax"
 SECURE_REFERRER_POLICY = "same-origin"
 SECURE_HSTS_SECONDS = 0 if DEBUG else env_int("TWIN_HSTS_SECONDS", 31_536_000, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("TWIN_HSTS_SUBDOMAINS", default=True)
+# Preloading is the domain owner's opt-in (hstspreload.org), not a default: its check stays quiet.
+SECURE_HSTS_PRELOAD = env_bool("TWIN_HSTS_PRELOAD", default=False)
+SILENCED_SYSTEM_CHECKS = [] if SECURE_HSTS_PRELOAD else ["security.W021"]
 if env_int("TWIN_TRUSTED_PROXIES", 0, minimum=0):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# Plain-HTTP requests are redirected to HTTPS in production, except the health check and the
+# metrics, which monitors on the loopback ask over HTTP. TWIN_SSL_REDIRECT=0 when the proxy does it.
+SECURE_SSL_REDIRECT = env_bool("TWIN_SSL_REDIRECT", default=not DEBUG)
+SECURE_REDIRECT_EXEMPT = [r"^api/health$", r"^metrics$"]
 
 INSTALLED_APPS = [
     "daphne",  # before staticfiles, so runserver serves websockets (daphne.E001)
@@ -138,21 +154,23 @@ def _database() -> dict:
             url = f"postgresql://{pgserver.SUPERUSER}:@127.0.0.1:{lay.port}/twinsite"
         else:
             url = pgserver.database_url(lay)
-    parsed = urlparse(url)
-    if parsed.scheme not in {"postgres", "postgresql"} or not parsed.path.strip("/"):
-        raise ImproperlyConfigured(
-            "DATABASE_URL must look like postgresql://user:password@host:5432/dbname"
-        )
-    return {
-        "ENGINE": "django.db.backends.postgresql",
-        "NAME": unquote(parsed.path.lstrip("/")),
-        "USER": unquote(parsed.username or ""),
-        "PASSWORD": unquote(parsed.password or ""),
-        "HOST": parsed.hostname or "",
-        "PORT": str(parsed.port or 5432),
-        "CONN_MAX_AGE": 0,
-        "OPTIONS": {"application_name": "twinsite"},
-    }
+    shape = "DATABASE_URL must look like postgresql://user:password@host:5432/dbname?sslmode=require"
+    if urlparse(url).scheme not in {"postgres", "postgresql"}:
+        raise ImproperlyConfigured(shape)
+    try:
+        # libpq's own parser: percent-decoding, IPv6 hosts, ?host=/socket/dir, and every query
+        # parameter (sslmode, sslrootcert, options, connect_timeout...) kept; unknown ones refused.
+        params = conninfo_to_dict(url)
+    except psycopg.ProgrammingError as exc:
+        raise ImproperlyConfigured(f"{shape}; {exc}") from None
+    if not params.get("dbname"):
+        raise ImproperlyConfigured(shape)
+    fields = {"NAME": "dbname", "USER": "user", "PASSWORD": "password", "HOST": "host", "PORT": "port"}
+    database = {key: str(params.pop(name, "")) for key, name in fields.items()}
+    # The rest goes to psycopg as is, here and to the checkpointer's, lock and layer connections
+    # (chat.checkpoints.conninfo).
+    return database | {"ENGINE": "django.db.backends.postgresql", "CONN_MAX_AGE": 0,
+                       "OPTIONS": {"application_name": "twinsite"} | params}
 
 
 DATABASES = {"default": _database()}
@@ -205,7 +223,7 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(env_str("TWIN_STATIC_ROOT", str(BASE_DIR / "staticfiles"))).resolve()
 STATICFILES_DIRS = [BASE_DIR / "static"]
 # WhiteNoise serves static files from daphne itself; in development straight from the apps'
 # folders, in production from `collectstatic`'s hashed, compressed copies (make run runs it).
@@ -214,7 +232,7 @@ WHITENOISE_AUTOREFRESH = DEBUG
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage" if DEBUG
-                    else "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+                    else "twinsite.storage.StaticStorage"},
 }
 
 LOGGING = {

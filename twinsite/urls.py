@@ -7,9 +7,19 @@ from chat import views as chat_views
 from knowledge import views as knowledge_views
 from twinsite import api
 
+
+class FaviconView(RedirectView):
+    permanent = True
+
+    def get_redirect_url(self, *args, **kwargs) -> str:
+        # at request time: with DEBUG=0 the name comes from collectstatic's manifest, and a
+        # missing manifest must not stop the URLconf (and `manage.py check`) from loading
+        return static("favicon.svg")
+
+
 urlpatterns = [
     path("", chat_views.chat_page, name="chat"),
-    path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True)),
+    path("favicon.ico", FaviconView.as_view()),
     path("new/", chat_views.new_conversation, name="chat-new"),
     path("i18n/", include("django.conf.urls.i18n")),  # set_language: the page's language switch
     path("sources/<slug:slug>/", knowledge_views.source_page, name="source"),
