@@ -41,6 +41,7 @@ from chat.providers.pricing import round_usd
 from chat.scrub import scrub, scrub_text
 from chat.texts import text as say
 from guards.rules import contains_sensitive, mask_sensitive
+from twinsite.logs import turn_logged
 
 log = logging.getLogger(__name__)
 Emit = Callable[[dict], Awaitable[None]]
@@ -241,13 +242,11 @@ async def _run(conversation_id: uuid.UUID | str, graph_input: dict | Command | N
         "tokens": {"input": turn.input_tokens, "cached": turn.cached_tokens, "output": turn.output_tokens},
         "cost_usd": str(turn.cost_usd),
     })
-    log.info("turn %s conversation=%s outcome=%s provider=%s tokens=%s/%s/%s cost=%s latency_ms=%s",
-             turn.pk, conversation_id, outcome, recorder.provider, turn.input_tokens, turn.cached_tokens,
-             turn.output_tokens, turn.cost_usd, turn.latency_ms)
     citations = state.get("citations") or []
     done = {"type": "done", "outcome": outcome, "message_id": message.pk, "answer": answer, "citations": citations}
     if outcome == TurnLog.Outcome.REFUSED:  # which stop: the page shows each one its own way
         done["refusal"] = "budget" if state.get("budget_refused") else (state.get("guard") or {}).get("guard", "")
+    turn_logged(turn, refusal=done.get("refusal", ""))  # one JSON line (twinsite.turns)
     await send(done)
     return TurnResult(outcome=outcome, answer=answer, message_id=message.pk, turn_id=turn.pk,
                       citations=citations)

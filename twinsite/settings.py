@@ -239,11 +239,17 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     # Scrubbed: API keys, card and account numbers never reach the log, exceptions included.
+    # LOG_FORMAT=json writes every record as one JSON object per line (twinsite.logs.JsonFormatter).
     "formatters": {"plain": {"()": "chat.scrub.ScrubbingFormatter",
-                             "format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+                             "format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+                   "json": {"()": "twinsite.logs.JsonFormatter"}},
+    "handlers": {"console": {"class": "logging.StreamHandler",
+                             "formatter": env_choice("LOG_FORMAT", "plain", ("plain", "json"))},
+                 "json": {"class": "logging.StreamHandler", "formatter": "json"}},
     "root": {"handlers": ["console"], "level": env_choice(
         "LOG_LEVEL", "info", ("debug", "info", "warning", "error")).upper()},
+    # One JSON line per turn (outcome, tokens, cost, latency), whatever LOG_FORMAT and LOG_LEVEL say.
+    "loggers": {"twinsite.turns": {"handlers": ["json"], "level": "INFO", "propagate": False}},
 }
 
 # --- Twinsite ------------------------------------------------------------------------------
