@@ -337,6 +337,10 @@ TWIN_APPROVAL_TTL = env_duration("TWIN_APPROVAL_TTL", "7d", minimum=60)  # pendi
 TWIN_ADMIN_TOKEN = env_secret("TWIN_ADMIN_TOKEN")  # bearer token of /api/admin/*; unset: 404
 if TWIN_ADMIN_TOKEN and len(TWIN_ADMIN_TOKEN) < 24:
     raise ImproperlyConfigured("TWIN_ADMIN_TOKEN must be at least 24 characters")
+# /metrics (Prometheus): this read-only token or TWIN_ADMIN_TOKEN, or a logged-in staff user; else 404
+TWIN_METRICS_TOKEN = env_secret("TWIN_METRICS_TOKEN")
+if TWIN_METRICS_TOKEN and len(TWIN_METRICS_TOKEN) < 24:
+    raise ImproperlyConfigured("TWIN_METRICS_TOKEN must be at least 24 characters")
 # /api/docs and /api/openapi.json: public, staff (logged-in staff only, 404 for others) or off
 TWIN_API_DOCS = env_choice("TWIN_API_DOCS", "public" if DEBUG else "staff", ("off", "staff", "public"))
 TWIN_WORKER_SWEEP_SECONDS = env_int("TWIN_WORKER_SWEEP_SECONDS", 30, minimum=1)

@@ -6,6 +6,7 @@ from django.views.generic import RedirectView
 from chat import views as chat_views
 from knowledge import views as knowledge_views
 from twinsite import api
+from twinsite.metrics import metrics_view
 
 
 class FaviconView(RedirectView):
@@ -28,4 +29,5 @@ urlpatterns = [
     re_path(r"^api/", api.unknown_path),  # the API's JSON 404 for any other path under it
     path("admin/login/", chat_views.admin_login),  # throttled per client address
     path("admin/", admin.site.urls),
+    path("metrics", metrics_view, name="metrics"),  # Prometheus; token or staff (twinsite.metrics)
 ]
