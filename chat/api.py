@@ -8,7 +8,6 @@ import json
 import uuid
 from collections.abc import AsyncIterator
 
-from channels.db import database_sync_to_async
 from django.conf import settings
 from django.http import StreamingHttpResponse
 from ninja import Router, Schema
@@ -22,6 +21,7 @@ from chat.views import SESSION_KEY
 from guards import limits
 from twinsite.api_errors import ApiError, RateLimited
 from twinsite.clientip import client_ip_from_request
+from twinsite.db import database_sync_to_async
 
 router = Router(tags=["chat"])
 

@@ -11,7 +11,6 @@ import json
 import logging
 import uuid
 
-from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
@@ -25,6 +24,7 @@ from chat.validation import frame_problem, question_problem
 from chat.views import SESSION_KEY
 from guards import limits
 from twinsite.clientip import client_ip_from_scope
+from twinsite.db import database_sync_to_async
 
 log = logging.getLogger(__name__)
 TURN_TASK = "twinsite-turn"  # a turn goes on after its socket closes; tests wait for these by name

@@ -16,7 +16,6 @@ import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db import transaction
@@ -41,6 +40,7 @@ from chat.providers.pricing import round_usd
 from chat.scrub import scrub, scrub_text
 from chat.texts import text as say
 from guards.rules import contains_sensitive, mask_sensitive
+from twinsite.db import database_sync_to_async
 from twinsite.logs import turn_logged
 
 log = logging.getLogger(__name__)
@@ -114,9 +114,9 @@ def turn_record(*, conversation_id: uuid.UUID | str, user_message: Message | Non
     prompt = None
     if recorder.system_prompt:
         digest = hashlib.sha256(recorder.system_prompt.encode()).hexdigest()
-        prompt, _ = PromptSnapshot.objects.get_or_create(
-            sha256=digest, defaults={"text": scrub_text(recorder.system_prompt)}
-        )
+        # The prompt is the same for most turns: scrub it (~18k characters) only when it is new.
+        prompt = PromptSnapshot.objects.filter(sha256=digest).first() or PromptSnapshot.objects.get_or_create(
+            sha256=digest, defaults={"text": scrub_text(recorder.system_prompt)})[0]
     AgentTrace.objects.create(
         message=message, turn=turn, provider=recorder.provider, model=recorder.model, system_prompt=prompt,
         knowledge_sha256=recorder.knowledge_sha256, retrieved=scrub(recorder.retrieved),

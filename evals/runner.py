@@ -12,7 +12,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from twinsite.db import database_sync_to_async
 from django.utils import timezone
 
 from approvals.selectors import approval_detail
@@ -27,6 +26,7 @@ from evals.grading import Grade, Observation
 from guards.rules import mask_sensitive, screen
 from knowledge.embedders import embed_query, get_embedders
 from knowledge.selectors import document_urls
+from twinsite.db import database_sync_to_async
 
 log = logging.getLogger(__name__)
 Progress = Callable[[str, int, int, str], None]  # suite, done, total, case id

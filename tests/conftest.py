@@ -87,6 +87,18 @@ def _cached_embedders():
         yield
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _no_connections_left(django_db_setup, django_db_blocker):
+    """The database threads (twinsite/db.py) and pools keep persistent connections; end them
+    before pytest-django drops the test database, which refuses while anyone is connected."""
+    yield
+    from django.db import connection
+
+    with django_db_blocker.unblock(), connection.cursor() as cursor:
+        cursor.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                       "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+
+
 @pytest.fixture(autouse=True)
 def _no_outside_network(monkeypatch):
     """Tests talk to loopback only; anything else is a bug in the test or the code."""

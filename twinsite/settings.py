@@ -169,11 +169,15 @@ def _database() -> dict:
     database = {key: str(params.pop(name, "")) for key, name in fields.items()}
     # The rest goes to psycopg as is, here and to the checkpointer's, lock and layer connections
     # (chat.checkpoints.conninfo).
-    return database | {"ENGINE": "django.db.backends.postgresql", "CONN_MAX_AGE": 0,
+    # Persistent connections, one per database thread (twinsite/db.py), checked before reuse.
+    return database | {"ENGINE": "django.db.backends.postgresql", "CONN_HEALTH_CHECKS": True,
+                       "CONN_MAX_AGE": env_int("TWIN_DB_CONN_MAX_AGE", 300, minimum=0),
                        "OPTIONS": {"application_name": "twinsite"} | params}
 
 
 DATABASES = {"default": _database()}
+# Threads that run ORM calls for the async code (sockets, turns); each keeps one connection.
+TWIN_DB_THREADS = env_int("TWIN_DB_THREADS", 8, minimum=1, maximum=64)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Cross-process: the worker pushes an approval's outcome to the visitor's socket in daphne.

@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Literal
 
-from channels.db import database_sync_to_async
 from django.conf import settings
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
@@ -34,6 +33,7 @@ from guards import services as guard_services
 from guards.rules import mask_sensitive
 from knowledge import selectors as knowledge
 from knowledge.embedders import embed_query, get_embedders
+from twinsite.db import database_sync_to_async
 
 log = logging.getLogger(__name__)
 

@@ -14,13 +14,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from channels.db import database_sync_to_async
 from django.conf import settings
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from approvals import services as approval_services
 from knowledge import selectors as knowledge
 from knowledge.embedders import embed_query, get_embedders
+from twinsite.db import database_sync_to_async
 
 Risk = Literal["low", "high"]
 

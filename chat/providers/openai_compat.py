@@ -10,6 +10,9 @@ from __future__ import annotations
 import asyncio
 import copy
 import random
+import ssl
+import threading
+import weakref
 from email.utils import parsedate_to_datetime
 
 import httpx
@@ -17,6 +20,30 @@ import httpx
 from chat.providers.base import ChatRequest, ChatResult, OnToken, ProviderError
 from chat.providers.faults import FaultInjectingTransport
 from chat.providers.sse import SSEDecoder, StreamAccumulator, error_from_body
+
+# One TLS context per process (loading the CA bundle costs ~70 ms) and one pooled client per
+# event loop, shared by every turn: keep-alive connections to the provider, no handshake per call.
+_ssl_lock = threading.Lock()
+_ssl_context: ssl.SSLContext | None = None
+_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = weakref.WeakKeyDictionary()
+
+
+def _tls() -> ssl.SSLContext:
+    global _ssl_context  # noqa: PLW0603 (built once, lazily)
+    with _ssl_lock:
+        if _ssl_context is None:
+            _ssl_context = httpx.create_ssl_context()
+        return _ssl_context
+
+
+def _shared_client() -> httpx.AsyncClient:
+    loop = asyncio.get_running_loop()
+    client = _clients.get(loop)
+    if client is None or client.is_closed:
+        client = _clients[loop] = httpx.AsyncClient(
+            verify=_tls(), limits=httpx.Limits(max_connections=200, max_keepalive_connections=50))
+    return client
+
 
 # Providers whose API accepts "strict": true on function definitions.
 STRICT_TOOLS = {"openai"}
@@ -42,16 +69,20 @@ class OpenAICompatibleProvider:
         self._timeout = httpx.Timeout(timeout, connect=min(timeout, 10.0))
         self.max_attempts = max_attempts
         self.backoff = backoff
-        self._inner = transport or httpx.AsyncHTTPTransport()
+        # A given transport (tests) or failure injection get a client per call; otherwise the
+        # loop's shared, pooled client.
+        self._inner = transport
         self._transport = (
-            FaultInjectingTransport(self._inner, drop_every=drop_every, cut_stream=cut_stream)
-            if drop_every or cut_stream else self._inner
+            FaultInjectingTransport(transport or httpx.AsyncHTTPTransport(verify=_tls()),
+                                    drop_every=drop_every, cut_stream=cut_stream)
+            if drop_every or cut_stream else transport
         )
 
     def with_faults(self, *, drop_every: int = 0, cut_stream: bool = False) -> OpenAICompatibleProvider:
         """A copy whose requests go through failure injection (``run_evals --fault-drop-every``)."""
         clone = copy.copy(self)
-        clone._transport = FaultInjectingTransport(self._inner, drop_every=drop_every, cut_stream=cut_stream)
+        clone._transport = FaultInjectingTransport(self._inner or httpx.AsyncHTTPTransport(verify=_tls()),
+                                                   drop_every=drop_every, cut_stream=cut_stream)
         return clone
 
     def payload(self, request: ChatRequest) -> dict:
@@ -78,19 +109,24 @@ class OpenAICompatibleProvider:
         return body
 
     async def complete(self, request: ChatRequest, on_token: OnToken) -> ChatResult:
-        attempt = 0
+        if self._transport is None:
+            return await self._attempts(_shared_client(), request, on_token)
         async with httpx.AsyncClient(transport=self._transport, timeout=self._timeout) as client:
-            while True:
-                attempt += 1
-                try:
-                    result = await self._once(client, request, on_token)
-                except ProviderError as exc:
-                    if exc.forwarded or not exc.retryable or attempt >= self.max_attempts:
-                        raise
-                    await asyncio.sleep(self._delay(attempt, exc.retry_after))
-                    continue
-                result.attempts = attempt
-                return result
+            return await self._attempts(client, request, on_token)
+
+    async def _attempts(self, client: httpx.AsyncClient, request: ChatRequest, on_token: OnToken) -> ChatResult:
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                result = await self._once(client, request, on_token)
+            except ProviderError as exc:
+                if exc.forwarded or not exc.retryable or attempt >= self.max_attempts:
+                    raise
+                await asyncio.sleep(self._delay(attempt, exc.retry_after))
+                continue
+            result.attempts = attempt
+            return result
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
@@ -107,8 +143,8 @@ class OpenAICompatibleProvider:
         raw: list = []
         forwarded = False
         try:
-            async with client.stream("POST", f"{self.base_url}/chat/completions",
-                                     json=self.payload(request), headers=headers) as response:
+            async with client.stream("POST", f"{self.base_url}/chat/completions", json=self.payload(request),
+                                     headers=headers, timeout=self._timeout) as response:
                 if response.status_code != 200:
                     await response.aread()
                     raise _http_error(response)
