@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import uuid
+from collections.abc import Collection
 from decimal import Decimal
 
 from django.conf import settings
@@ -41,9 +42,9 @@ def _meter(day: dt.date) -> BudgetDay:
     return BudgetDay.objects.select_for_update().get(day=day)
 
 
-def _expire(meter: BudgetDay, now: dt.datetime) -> None:
-    for entry in LedgerEntry.objects.select_for_update().filter(
-            day=meter.day, status=LedgerEntry.Status.RESERVED, expires_at__lt=now):
+def _expire(meter: BudgetDay, now: dt.datetime, entry_ids: Collection[int] | None = None) -> None:
+    entries = LedgerEntry.objects.select_for_update().filter(day=meter.day, status=LedgerEntry.Status.RESERVED)
+    for entry in entries.filter(pk__in=entry_ids) if entry_ids is not None else entries.filter(expires_at__lt=now):
         entry.status = LedgerEntry.Status.EXPIRED
         entry.amount_usd = entry.reserved_usd
         entry.settled_at = now
@@ -135,16 +136,18 @@ def budget_charge(*, amount_usd: Decimal, note: str = "", conversation_id: uuid.
                                           settled_at=timezone.now())
 
 
-def reservations_expire() -> int:
-    """Expire the reservations of turns that died (the worker runs this)."""
+def reservations_expire(*, entry_ids: Collection[int] | None = None) -> int:
+    """Expire the reservations of turns that died (the worker runs this): those past their expiry
+    time, or ``entry_ids`` at once (the turn sweeper knows their turn is dead)."""
     count = 0
     now = timezone.now()
-    for day in (LedgerEntry.objects.filter(status=LedgerEntry.Status.RESERVED, expires_at__lt=now)
-                .values_list("day", flat=True).distinct()):
+    due = LedgerEntry.objects.filter(status=LedgerEntry.Status.RESERVED)
+    due = due.filter(pk__in=entry_ids) if entry_ids is not None else due.filter(expires_at__lt=now)
+    for day in due.values_list("day", flat=True).distinct():
         with transaction.atomic():
             meter = _meter(day)
             before = meter.reserved_usd
-            _expire(meter, now)
+            _expire(meter, now, entry_ids)
             meter.save()
             count += int(before != meter.reserved_usd)
     return count

@@ -37,6 +37,7 @@ from chat.models import AgentTrace, Conversation, Message, PromptSnapshot, TurnL
 from chat.providers import get_provider
 from chat.providers.base import Provider
 from chat.providers.pricing import round_usd
+from chat.recovery import turns_sweep
 from chat.scrub import scrub, scrub_text
 from chat.texts import text as say
 from guards.rules import contains_sensitive, mask_sensitive
@@ -173,6 +174,8 @@ async def turn_run(*, conversation_id: uuid.UUID | str, text: str, emit: Emit,
             masked = mask_sensitive(text)
             if contains_sensitive(masked):  # a form the masker missed: keep nothing of it
                 masked = "[redacted message]"
+            # A turn whose process died is closed first, so this one starts on an agreeing checkpoint.
+            await database_sync_to_async(turns_sweep)(conversation_id=conversation_id, lock_held=True)
             user_message = await database_sync_to_async(message_create_user)(
                 conversation_id=conversation_id, text=masked, lang=lang)
             return await _run(conversation_id, {"messages": [{"role": "user", "content": masked}]}, emit,
@@ -316,13 +319,19 @@ async def approval_resume(*, approval_id: int, emit: Emit | None = None,
                     arguments=approval.final_arguments)
             graph = await compiled_graph()
             snapshot = await graph.aget_state(config)
-            if approval.resume_status == PendingApproval.Resume.DONE or _resumed(snapshot.values, approval):
+            resumed = _resumed(snapshot.values, approval)
+            # This resume's own run died after the decision reached the thread (the tool ran, the
+            # visitor was not told yet): it is finished below, not taken as done.
+            unfinished = resumed and (snapshot.values.get("resolved") or {}).get("approval_id") == approval.pk \
+                and any(not task.interrupts for task in snapshot.tasks)
+            if approval.resume_status == PendingApproval.Resume.DONE or (resumed and not unfinished):
                 await database_sync_to_async(approval_services.approval_resume_finished)(approval_id=approval_id)
                 return "already_done"
             pending = _waiting_interrupt(snapshot, approval.pk)
             if pending is not None:
                 graph_input: Command | None = Command(resume={pending.id: approval_services.resume_value(approval)})
-            elif any(c.get("id") == approval.execution_call_id for c in snapshot.values.get("pending_calls") or []):
+            elif unfinished or any(c.get("id") == approval.execution_call_id
+                                   for c in snapshot.values.get("pending_calls") or []):
                 graph_input = None  # a resume died after the decision reached the thread: finish that run
             elif any(a["approval_id"] == approval.pk for a in snapshot.values.get("awaiting") or []):
                 # The run that should have paused died before it did: pause again, then resume.

@@ -22,7 +22,8 @@ class Reply:
     chunks: list[str] = field(default_factory=list)  # SSE text pieces, written one by one
     headers: dict[str, str] = field(default_factory=dict)
     cut_after: int | None = None  # drop the connection after this many chunks
-    delay: float = 0.0
+    delay: float = 0.0  # seconds after each chunk
+    wait: float = 0.0  # seconds before answering at all (a slow provider)
 
 
 def sse_text(*pieces: str, finish: str = "stop", usage: dict | None = None) -> list[str]:
@@ -59,6 +60,8 @@ class FakeOpenAI:
                 fake.requests.append({"path": self.path, "body": body,
                                       "authorization": self.headers.get("Authorization")})
                 reply = fake.replies.popleft() if fake.replies else fake.think(body)
+                if reply.wait:
+                    time.sleep(reply.wait)
                 if reply.status != 200:
                     data = "".join(reply.chunks).encode()
                     self.send_response(reply.status)

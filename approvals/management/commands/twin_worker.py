@@ -1,5 +1,6 @@
-"""The background worker: runs queued tasks (django-tasks-db) and, every
-TWIN_WORKER_SWEEP_SECONDS, the approvals sweep (expiry, retries of resumes and deliveries)."""
+"""The background worker: runs queued tasks (django-tasks-db) and, at start and every
+TWIN_WORKER_SWEEP_SECONDS, the sweeps: approvals (expiry, retries of resumes and deliveries),
+turns left open by a dead process (chat.recovery), expired budget reservations, old counters."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from django_tasks_db.management.commands.db_worker import Worker
 
 from approvals.services import approvals_sweep
 from budget.services import reservations_expire
+from chat.recovery import turns_sweep
 from guards.limits import counters_purge
 
 log = logging.getLogger("twinsite.worker")
@@ -33,7 +35,7 @@ class Command(BaseCommand):
                         startup_delay=False, max_tasks=None, excluded_queue_names=[],
                         worker_id=f"{socket.gethostname()}-{os.getpid()}"[:64])
         if once:
-            self.stdout.write(f"sweep: {approvals_sweep()}")
+            self.stdout.write(f"sweep: {turns_sweep() | approvals_sweep()}")
             worker.run()
             return
         stop = threading.Event()
@@ -52,10 +54,11 @@ class Command(BaseCommand):
         while True:  # a sweep at start picks up what a restart left behind
             try:
                 close_old_connections()
-                counts = approvals_sweep() | {"expired_reservations": reservations_expire(),
-                                              "old_rate_counters": counters_purge()}
+                # turns first: a dead turn's reservations are charged and linked to its record
+                counts = turns_sweep() | approvals_sweep() | {"expired_reservations": reservations_expire(),
+                                                              "old_rate_counters": counters_purge()}
                 if any(counts.values()):
-                    log.info("approvals sweep: %s", counts)
+                    log.info("sweep: %s", counts)
             except Exception:  # the database may be away; the next sweep tries again
                 log.exception("approvals sweep failed")
             if stop.wait(settings.TWIN_WORKER_SWEEP_SECONDS):

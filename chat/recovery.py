@@ -1,0 +1,146 @@
+"""Turns a dead process left open: found, recorded and made to agree with their checkpoint.
+
+A turn stores the visitor's Message first and its record (assistant Message, TurnLog,
+AgentTrace) last; in between, LangGraph writes the thread's checkpoint on its own connection.
+The record and the checkpoint cannot share a transaction, so a process killed mid-turn leaves a
+user Message without a TurnLog and a checkpoint that may be anywhere in the run. While a turn
+runs, its process holds the conversation's advisory lock (``chat.locks``), which Postgres drops
+with the dead process's session: "lock free and a user Message without a TurnLog" is a turn
+nobody will finish.
+
+``turns_sweep`` closes each such turn under the conversation's lock (a transaction-level
+advisory lock on the same key: no turn starts while it records), comparing with the checkpoint:
+
+- the checkpoint finished this turn (the process died after the graph, before the record):
+  the record is written from the checkpoint (answer, citations, outcome), so nothing is lost;
+- the checkpoint stopped mid-turn: the checkpoint is closed as an aborted turn would have closed
+  it (no answer joins the history, nothing is left to run; a waiting contact request stays
+  waiting) and the turn is recorded as aborted;
+- the checkpoint never saw the question, or has moved on: the turn is recorded as aborted.
+
+Either way the turn's open budget reservations are charged at once at their worst case (the
+provider may have billed the call), and the visitor sees the question followed by "interrupted".
+The worker runs the sweep at start and every ``TWIN_WORKER_SWEEP_SECONDS``; ``turn_run`` runs
+it for its conversation before each new turn, so a new question never starts on an open one.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import Exists, OuterRef
+from langgraph.checkpoint.postgres import PostgresSaver
+
+from budget import services as budget_services
+from budget.models import LedgerEntry
+from chat.agent.graph import build_graph
+from chat.agent.nodes import turn_reset
+from chat.agent.trace import TurnRecorder
+from chat.checkpoints import sync_saver_connection
+from chat.locks import lock_key
+from chat.models import Conversation, Message, TurnLog
+from chat.texts import text as say
+
+log = logging.getLogger(__name__)
+LOST = "process_lost"  # TurnLog.error_code of a turn whose process died
+
+
+def _orphans(conversation_id: uuid.UUID | str | None = None):
+    answered = TurnLog.objects.filter(user_message=OuterRef("pk"))
+    query = Message.objects.filter(role=Message.Role.USER).filter(~Exists(answered))
+    if conversation_id is not None:
+        query = query.filter(conversation_id=conversation_id)
+    return query.order_by("created_at", "pk")
+
+
+def turns_sweep(*, conversation_id: uuid.UUID | str | None = None, lock_held: bool = False) -> dict[str, int]:
+    """Record the turns whose process died (all conversations, or one). ``lock_held``: the
+    caller holds the conversation's turn lock (``turn_run``). Safe from several processes."""
+    counts = {"aborted_turns": 0, "recovered_turns": 0}
+    conversations = list(_orphans(conversation_id).values_list("conversation_id", flat=True).distinct())
+    for cid in conversations:
+        try:
+            for kind in _conversation_sweep(cid, lock_held=lock_held):
+                counts[kind] += 1
+        except Exception:  # one broken thread must not stop the sweep of the others
+            log.exception("could not close the open turns of conversation %s", cid)
+    return counts
+
+
+def _conversation_sweep(conversation_id: uuid.UUID, *, lock_held: bool) -> list[str]:
+    done: list[str] = []
+    with transaction.atomic():
+        if not lock_held:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [lock_key(conversation_id)])
+                if not cursor.fetchone()[0]:
+                    return done  # a turn is running: its own process records it
+        # Read again under the lock: the turn that held it may just have recorded itself.
+        orphans = list(_orphans(conversation_id))
+        if not orphans:
+            return done
+        latest = Message.objects.filter(conversation_id=conversation_id, role=Message.Role.USER).latest("created_at",
+                                                                                                         "pk")
+        lang = Conversation.objects.filter(pk=conversation_id).values_list("language", flat=True).first() or "en"
+        for message in orphans:
+            # Only the conversation's latest question can still be the checkpoint's open turn.
+            state = _checkpoint_close(conversation_id, message.content) if message.pk == latest.pk else None
+            done.append(_record(conversation_id, message, state, lang))
+    return done
+
+
+def _checkpoint_close(conversation_id: uuid.UUID, question: str) -> dict | None:
+    """The checkpoint's finished state of this turn, or None after closing it as aborted (or
+    leaving it alone when it never saw this question)."""
+    config = {"configurable": {"thread_id": str(conversation_id)}}
+    with sync_saver_connection() as conn:
+        graph = build_graph().compile(checkpointer=PostgresSaver(conn))
+        snapshot = graph.get_state(config)
+        values = snapshot.values or {}
+        messages = values.get("messages") or []
+        last = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=None)
+        if last is None or messages[last].get("content") != question:
+            return None  # the input never reached the checkpoint, or the thread moved on
+        unfinished = any(not task.interrupts for task in snapshot.tasks)
+        if not unfinished and values.get("turn_start") == last and values.get("outcome"):
+            return values  # the graph finished; only the record was missing
+        if unfinished:
+            # As an aborted run ends: the per-turn state of this question, no answer in the
+            # history, nothing left to run; routed from verify, so a waiting contact request
+            # pauses the thread again (approval_resume handles that).
+            graph.update_state(config, turn_reset(turn_start=last, question=question) | {
+                "outcome": TurnLog.Outcome.ABORTED, "error": {"code": LOST, "message": "the process stopped"},
+            }, as_node="verify")
+        return None
+
+
+def _record(conversation_id: uuid.UUID, message: Message, state: dict | None, lang: str) -> str:
+    from chat.services import turn_record  # services runs this sweep before each turn
+
+    recorder = TurnRecorder(provider=settings.TWIN_PROVIDER, model=settings.TWIN_MODEL)
+    # The dead turn's reservations: charged now at their worst case, linked to its record.
+    dead = list(LedgerEntry.objects.filter(conversation_id=conversation_id, status=LedgerEntry.Status.RESERVED,
+                                           turn__isnull=True, created_at__gte=message.created_at)
+                .values_list("pk", flat=True))
+    if dead:
+        budget_services.reservations_expire(entry_ids=dead)
+        recorder.ledger_entry_ids = dead
+        recorder.cost_usd = sum(LedgerEntry.objects.filter(pk__in=dead).values_list("amount_usd", flat=True),
+                                start=recorder.cost_usd)
+    if state is not None:
+        error = state.get("error") or {}
+        recorder.error = "recorded by the sweeper from the finished checkpoint (the process stopped before it)"
+        turn_record(conversation_id=conversation_id, user_message=message, recorder=recorder, state=state,
+                    outcome=state["outcome"], answer=state.get("answer") or "", error_code=error.get("code", ""))
+        log.warning("turn of message %s in conversation %s recovered from its checkpoint", message.pk,
+                    conversation_id)
+        return "recovered_turns"
+    recorder.error = "the process serving this turn stopped before it finished; closed by the sweeper"
+    turn_record(conversation_id=conversation_id, user_message=message, recorder=recorder, state={},
+                outcome=TurnLog.Outcome.ABORTED, answer=say("error.aborted", lang), error_code=LOST)
+    log.warning("turn of message %s in conversation %s recorded as aborted (its process stopped)", message.pk,
+                conversation_id)
+    return "aborted_turns"
