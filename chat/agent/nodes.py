@@ -32,7 +32,7 @@ from guards import rules as guard_rules
 from guards import services as guard_services
 from guards.rules import mask_sensitive
 from knowledge import selectors as knowledge
-from knowledge.embedders import embed_query, get_embedders
+from knowledge.embedders import aembed_query, get_embedders
 from twinsite.db import database_sync_to_async
 
 log = logging.getLogger(__name__)
@@ -86,7 +86,7 @@ async def guard_input(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
     verdict = await asyncio.to_thread(guard_rules.screen, typed)
     if verdict is None and typed.strip():
         embedders = get_embedders()
-        vectors = await asyncio.to_thread(embed_query, embedders, question)
+        vectors = await aembed_query(embedders, question)
         ctx.query_vectors[question] = vectors
         ctx.recorder.question_vector = [float(x) for x in vectors[embedders[0].name]]
         verdict, score = await asyncio.to_thread(semantic_verdict, embedders[0], vectors[embedders[0].name])

@@ -8,7 +8,6 @@ back to the model as a tool result it can recover from.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -19,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from approvals import services as approval_services
 from knowledge import selectors as knowledge
-from knowledge.embedders import embed_query, get_embedders
+from knowledge.embedders import aembed_query, get_embedders
 from twinsite.db import database_sync_to_async
 
 Risk = Literal["low", "high"]
@@ -101,8 +100,8 @@ async def _search(args: SearchArgs, ctx: ToolContext) -> dict:
     embedders = get_embedders()
     vectors = ctx.query_vectors.get(args.query)  # the guard embedded the question already
     if vectors is None:
-        # Embedding is CPU work: off the event loop, so other visitors' streams keep flowing.
-        vectors = await asyncio.to_thread(embed_query, embedders, args.query)
+        # Embedding is CPU work on the models' own threads, so other visitors' streams keep flowing.
+        vectors = await aembed_query(embedders, args.query)
     hits = await database_sync_to_async(knowledge.knowledge_search)(
         args.query, embedders=embedders, query_vectors=vectors
     )

@@ -94,14 +94,14 @@ async def test_the_semantic_screen_catches_a_paraphrase_the_patterns_miss_and_re
     assert (incident.rule, incident.view) == ("semantic", "embedding")
 
     calls: list[str] = []
-    real = nodes.embed_query
+    real = nodes.aembed_query
 
-    def counting(embedders, text):
+    async def counting(embedders, text):
         calls.append(text)
-        return real(embedders, text)
+        return await real(embedders, text)
 
-    monkeypatch.setattr(nodes, "embed_query", counting)
-    monkeypatch.setattr(tools, "embed_query", counting)
+    monkeypatch.setattr(nodes, "aembed_query", counting)
+    monkeypatch.setattr(tools, "aembed_query", counting)
     from chat.providers.offline import OfflineProvider
 
     answered, _, _ = await ask("What has she built?", OfflineProvider(owner="Mira Jansen"))

@@ -58,3 +58,56 @@ def test_api_embedder_over_http():
     assert np.allclose(vectors[1], np.array([4.0, 1.0, 0.0]) / np.sqrt(17))
     assert EmbeddingsHandler.calls[-1] == {"body": {"model": "emb-small", "input": ["a", "abcd"]},
                                            "auth": "Bearer sk-emb"}
+
+
+def test_concurrent_questions_share_batches_and_get_their_own_vectors():
+    import threading
+
+    from knowledge.embedders import QueryBatcher
+
+    class Slow:
+        """A model whose calls take a while, so questions pile up behind the first one."""
+
+        name = "test/slow"
+        dimensions = 3
+
+        def __init__(self) -> None:
+            self.calls: list[int] = []
+            self.release = threading.Event()
+
+        def query(self, text: str) -> np.ndarray:
+            return self.queries([text])[0]
+
+        def queries(self, texts: list[str]) -> np.ndarray:
+            self.release.wait(5)
+            self.calls.append(len(texts))
+            return np.array([[len(t), ord(t[0]), 1.0] for t in texts], dtype=np.float32)
+
+    model = Slow()
+    batcher = QueryBatcher(model)
+    futures = [batcher.submit(f"question {'x' * n}") for n in range(12)]
+    model.release.set()
+    vectors = [f.result(timeout=10) for f in futures]
+    assert [v[0] for v in vectors] == [len(f"question {'x' * n}") for n in range(12)]  # each its own
+    assert sum(model.calls) == 12 and len(model.calls) < 12  # fewer model calls than questions
+
+
+def test_a_failing_model_fails_every_waiting_question_and_the_batcher_lives_on():
+    from knowledge.embedders import QueryBatcher
+
+    class Broken:
+        name = "test/broken"
+        dimensions = 2
+        fail = True
+
+        def query(self, text: str) -> np.ndarray:
+            if self.fail:
+                raise RuntimeError("model crashed")
+            return np.ones(2, dtype=np.float32)
+
+    model = Broken()
+    batcher = QueryBatcher(model)
+    with pytest.raises(RuntimeError, match="model crashed"):
+        batcher.submit("a").result(timeout=10)
+    model.fail = False
+    assert batcher.submit("b").result(timeout=10).tolist() == [1.0, 1.0]
