@@ -178,6 +178,7 @@ async def generate(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
             else Decimal("0")
         if cost == 0 and (exc.forwarded or recorder.tokens_forwarded):
             cost = worst_case  # text was produced but no usage came back: charge the worst case
+            recorder.cost_usd += cost  # and the turn's cost is what the ledger charges
         await _settle(entry_id, cost)
         code = "aborted" if exc.forwarded or recorder.tokens_forwarded else "provider_error"
         recorder.error = f"{exc.code}: {exc.message}"
