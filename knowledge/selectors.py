@@ -31,7 +31,6 @@ QUESTION_WORDS = frozenset(
     "what which who whom whose where when why how does did do can could would is are was "
     "wat welk welke wie waar wanneer waarom hoe hoeveel heeft hebben kan kun kunt zou".split()
 )
-KIND_ORDER = ["about", "cv", "skills", "project", "article", "availability"]
 
 
 @dataclass
@@ -213,24 +212,6 @@ def document_urls() -> dict[str, str]:
 def document_by_slug(slug: str) -> Document | None:
     """A public document by its source-page slug (only public documents are in the table)."""
     return next((d for d in Document.objects.all() if source_slug(d.path) == slug), None)
-
-
-def knowledge_prefix() -> tuple[str, str]:
-    """All public knowledge as one Markdown text in a fixed order, and its sha256.
-
-    Byte-identical between calls until content changes, so providers can cache it as a prompt
-    prefix. Only public documents are in the tables, so drafts never reach it.
-    """
-    documents = sorted(
-        Document.objects.only("title", "kind", "url", "body", "path"),
-        key=lambda d: (KIND_ORDER.index(d.kind) if d.kind in KIND_ORDER else 99, d.path),
-    )
-    parts = []
-    for doc in documents:
-        source = f"source: {doc.title}" + (f" ({doc.url})" if doc.url else "")
-        parts.append(f"# {doc.title}\n[{source}]\n\n{doc.body.strip()}\n")
-    text = "\n".join(parts)
-    return text, sha256(text)
 
 
 def is_relevant(hit: SearchHit, embedder: Embedder) -> bool:

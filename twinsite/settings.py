@@ -302,6 +302,9 @@ TWIN_PRICING_OVERRIDES = env_str("TWIN_PRICING_OVERRIDES")  # JSON, see README
 TWIN_MAX_TOOL_ROUNDS = env_int("TWIN_MAX_TOOL_ROUNDS", 3, minimum=0, maximum=10)
 TWIN_TOOL_TIMEOUT = env_float("TWIN_TOOL_TIMEOUT", 10.0, minimum=0.1)
 TWIN_HISTORY_TOKENS = env_int("TWIN_HISTORY_TOKENS", 2000, minimum=0)
+# The knowledge in the system prompt never exceeds this (knowledge/prefix.py); above it the rest
+# is reached by search.
+TWIN_PREFIX_TOKENS = env_int("TWIN_PREFIX_TOKENS", 16_000, minimum=1_000)
 TWIN_TOOL_RESULT_VIEW_CHARS = env_int("TWIN_TOOL_RESULT_VIEW_CHARS", 8000, minimum=200)
 TWIN_GROUNDEDNESS_CHARS = env_int("TWIN_GROUNDEDNESS_CHARS", 300, minimum=50)
 TWIN_MAX_QUESTION_CHARS = env_int("TWIN_MAX_QUESTION_CHARS", 2000, minimum=100, maximum=2000)

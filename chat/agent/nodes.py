@@ -32,6 +32,7 @@ from guards import rules as guard_rules
 from guards import services as guard_services
 from guards.rules import mask_sensitive
 from knowledge import selectors as knowledge
+from knowledge.prefix import knowledge_prefix
 from knowledge.embedders import aembed_query, get_embedders
 from twinsite.db import database_sync_to_async
 
@@ -128,7 +129,7 @@ async def generate(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
     """The only node that calls a model. Streams tokens to the visitor as they arrive."""
     ctx = runtime.context
     recorder = ctx.recorder
-    prefix, prefix_sha = await database_sync_to_async(knowledge.knowledge_prefix)()
+    prefix, prefix_sha = await database_sync_to_async(knowledge_prefix)()
     system = system_prompt(settings.TWIN_OWNER_NAME, prefix)
     recorder.system_prompt, recorder.knowledge_sha256 = system, prefix_sha
     messages = state.get("messages") or []

@@ -4,10 +4,10 @@ import pytest
 from django.db import connection
 
 from knowledge.models import Document
+from knowledge.prefix import knowledge_prefix
 from knowledge.selectors import (
     RRF_K,
     is_relevant,
-    knowledge_prefix,
     knowledge_search,
     query_lexemes,
 )
@@ -102,3 +102,32 @@ def test_search_uses_the_hnsw_index(kb, embedders):
         )
         plan = "\n".join(row[0] for row in cursor.fetchall())
     assert f"chunk_hnsw_{primary.dimensions}" in plan
+
+
+def test_prefix_is_bounded_keeps_the_profile_and_the_most_retrieved_and_names_the_rest(kb, settings):
+    from chat.tokens import approx_tokens
+    from knowledge.prefix import build_prefix
+
+    full, _ = knowledge_prefix()
+    settings.TWIN_PREFIX_TOKENS = approx_tokens(full) + 100
+    assert knowledge_prefix()[0] == full  # a typical owner: everything, as before
+    # A site fifty times the sample: many long articles.
+    articles = [Document(path=f"articles/generated-{n:03d}.md", title=f"Generated article {n:03d}", kind="article",
+                         lang="en", body=("A paragraph about queues and caches. " * 200), content_hash=str(n))
+                for n in range(300)]
+    documents = list(Document.objects.all()) + articles
+    popularity = {"Generated article 250": 40, "Generated article 007": 3}
+    text = build_prefix(documents, 16_000, popularity)
+    assert approx_tokens(text) <= 16_000
+    assert "# About Mira" in text and "# Curriculum Vitae" in text  # the profile stays
+    assert "# Generated article 250" in text and "# Generated article 007" in text  # most retrieved next
+    assert text.index("# Generated article 007") < text.index("# Generated article 250")  # fixed order
+    note = text[text.index("# Not in this prompt"):]
+    assert "- Generated article 299\n" in note and "- Generated article 250\n" not in note  # named, not shown
+    assert build_prefix(documents, 16_000, popularity) == text  # byte-stable
+
+
+def test_prefix_is_cached_per_knowledge_version(kb, django_assert_max_num_queries):
+    knowledge_prefix()
+    with django_assert_max_num_queries(1):  # the version digest only
+        knowledge_prefix()

@@ -1,0 +1,110 @@
+"""The knowledge part of the system prompt: a stable, cacheable prefix with a hard size bound.
+
+For a typical owner (the sample is ~8k tokens) the prefix is the whole public knowledge base, as
+the design intends: the model sees everything, providers cache it. It may never exceed
+``TWIN_PREFIX_TOKENS``: above that it holds the owner's profile (about, CV, skills,
+availability) and then the documents visitors' questions retrieved most over the last
+``PREFIX_POPULARITY_DAYS`` days, whole documents in a fixed order up to the bound, and names the
+documents left out so the model searches for them (``search_knowledge`` reaches every chunk).
+
+Built once per process per knowledge version (a digest Postgres computes over the documents) and
+per day (the popularity ranking), so it is byte-identical between calls and costs one small
+query per model call instead of reading every document.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+
+from django.conf import settings
+from django.db import connection
+from django.utils import timezone
+
+from chat.tokens import approx_tokens
+from knowledge.content import sha256
+from knowledge.models import Document
+
+KIND_ORDER = ["about", "cv", "skills", "project", "article", "availability"]
+PROFILE_KINDS = ("about", "cv", "skills", "availability")
+PREFIX_POPULARITY_DAYS = 30
+
+_lock = threading.Lock()
+_cache: dict[tuple, tuple[str, str]] = {}
+
+
+def knowledge_version() -> str:
+    """A digest of every document's title, url and body (and their count), computed in Postgres."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*), md5(coalesce(string_agg(md5(title || '|' || url || '|' || body), '' "
+                       "ORDER BY path), '')) FROM knowledge_document")
+        count, digest = cursor.fetchone()
+    return f"{count}:{digest}"
+
+
+def _block(doc: Document) -> str:
+    source = f"source: {doc.title}" + (f" ({doc.url})" if doc.url else "")
+    return f"# {doc.title}\n[{source}]\n\n{doc.body.strip()}\n"
+
+
+def _order(doc: Document) -> tuple:
+    return (KIND_ORDER.index(doc.kind) if doc.kind in KIND_ORDER else 99, doc.path)
+
+
+def retrieval_counts(days: int = PREFIX_POPULARITY_DAYS) -> dict[str, int]:
+    """How often each document was among a turn's retrieved passages lately, by title."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT hit->>'document_title', count(*) FROM chat_agenttrace, "
+            "jsonb_array_elements(CASE WHEN jsonb_typeof(retrieved) = 'array' THEN retrieved ELSE '[]' END) hit "
+            "WHERE created_at >= %s GROUP BY 1", [timezone.now() - dt.timedelta(days=days)])
+        return {title: count for title, count in cursor.fetchall() if title}
+
+
+def build_prefix(documents: list[Document], bound: int, popularity: dict[str, int]) -> str:
+    documents = sorted(documents, key=_order)
+    blocks = [(doc, _block(doc)) for doc in documents]
+    if approx_tokens("\n".join(block for _, block in blocks)) <= bound:
+        return "\n".join(block for _, block in blocks)
+    # Over the bound: the profile first, then the most retrieved, whole documents only.
+    ranked = sorted(blocks, key=lambda item: (item[0].kind not in PROFILE_KINDS,
+                                              -popularity.get(item[0].title, 0), _order(item[0])))
+    note_budget = min(bound // 8, 2000)
+    chosen: set[str] = set()
+    used = note_budget
+    for doc, block in ranked:
+        cost = approx_tokens(block) + 1
+        if used + cost <= bound:
+            chosen.add(doc.title)
+            used += cost
+    kept = [block for doc, block in blocks if doc.title in chosen]
+    left = [doc.title for doc, _ in blocks if doc.title not in chosen]
+    note = ("# Not in this prompt\nThese documents are not shown here; search the knowledge base "
+            "(search_knowledge) for anything they may answer:\n")
+    for listed, title in enumerate(left):
+        line = f"- {title}\n"
+        if approx_tokens(note + line) > note_budget - 10:
+            note += f"- ... and {len(left) - listed} more\n"
+            break
+        note += line
+    return "\n".join([*kept, note])
+
+
+def knowledge_prefix() -> tuple[str, str]:
+    """All public knowledge (or, over ``TWIN_PREFIX_TOKENS``, the part described above) as one
+    Markdown text in a fixed order, and its sha256. Only public documents are in the tables, so
+    drafts never reach it."""
+    bound = settings.TWIN_PREFIX_TOKENS
+    key = (knowledge_version(), bound, timezone.localdate().isoformat())
+    with _lock:
+        cached = _cache.get(key)
+    if cached is not None:
+        return cached
+    documents = list(Document.objects.only("title", "kind", "url", "body", "path"))
+    total = approx_tokens("\n".join(_block(doc) for doc in documents))
+    text = build_prefix(documents, bound, retrieval_counts() if total > bound else {})
+    result = (text, sha256(text))
+    with _lock:
+        _cache.clear()  # one version at a time
+        _cache[key] = result
+    return result
