@@ -32,8 +32,8 @@ from guards import rules as guard_rules
 from guards import services as guard_services
 from guards.rules import mask_sensitive
 from knowledge import selectors as knowledge
-from knowledge.prefix import knowledge_prefix
 from knowledge.embedders import aembed_query, get_embedders
+from knowledge.prefix import knowledge_prefix
 from twinsite.db import database_sync_to_async
 
 log = logging.getLogger(__name__)
