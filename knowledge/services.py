@@ -2,19 +2,29 @@
 
 from __future__ import annotations
 
+import hashlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.db import connection, transaction
 
-from knowledge.content import SourceDocument, read_folder
+from knowledge.content import Chunk, SourceDocument, read_folder
 from knowledge.embedders import Embedder
 from knowledge.models import Document, KnowledgeChunk, LexemeStat
 
 ProgressFn = Callable[[int, int], None]
 EMBED_BATCH = 32
+# New chunks (all models together) embedded and then written per transaction: a sync of 10,000
+# chunks is many short transactions, not one that holds its locks for a quarter of an hour.
+WRITE_BATCH = 256
+SYNC_LOCK = int.from_bytes(hashlib.sha256(b"twinsite-knowledge-sync").digest()[:8], "big", signed=True)
+
+
+class SyncBusy(Exception):
+    """Another knowledge sync (the worker, a terminal) is running."""
 
 
 @dataclass
@@ -38,6 +48,25 @@ class SyncReport:
         )
 
 
+@dataclass
+class _Plan:
+    """What one document needs: its new chunks per model, rows to delete, ordinals to move."""
+
+    source: SourceDocument
+    changed: bool  # the document row itself (metadata, body)
+    new: dict[str, list[Chunk]] = field(default_factory=dict)
+    gone: list[int] = field(default_factory=list)
+    moved: list[tuple[int, int]] = field(default_factory=list)
+
+    @property
+    def size(self) -> int:
+        return sum(len(chunks) for chunks in self.new.values())
+
+    @property
+    def touched(self) -> bool:
+        return self.changed or bool(self.size or self.gone or self.moved)
+
+
 def progress_bar(done: int, total: int) -> None:
     if total < 2 * EMBED_BATCH:
         return  # short runs need no bar
@@ -49,35 +78,119 @@ def progress_bar(done: int, total: int) -> None:
     sys.stderr.flush()
 
 
-@transaction.atomic
-def knowledge_sync(*, root: Path, embedders: list[Embedder], progress: ProgressFn | None = None) -> SyncReport:
+@contextmanager
+def _sync_lock() -> Iterator[None]:
+    """One sync at a time, across processes: a session advisory lock on Django's connection."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s)", [SYNC_LOCK])
+        if not cursor.fetchone()[0]:
+            raise SyncBusy("another knowledge sync is running")
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock(%s)", [SYNC_LOCK])
+
+
+def knowledge_sync(*, root: Path, embedders: list[Embedder], progress: ProgressFn | None = None,
+                   batch_chunks: int = WRITE_BATCH) -> SyncReport:
     """Bring the tables in line with the folder, embedding only chunks whose hash is new.
 
     Every chunk is stored once per configured embedding model (its row records the model);
-    chunk counts in the report are those of the primary model. One transaction: a bad file or
-    a failed embedding leaves the previous knowledge intact. Rows of models no longer
-    configured are deleted, so switching models re-embeds instead of mixing vector spaces.
+    chunk counts in the report are those of the primary model. A bad file changes nothing (the
+    folder is read and checked first). Then documents are embedded outside any transaction and
+    written in batches of about ``batch_chunks`` new chunks, each batch one transaction: every
+    document is either as it was or fully synced (all its chunks, all models), never half. A
+    failed embedding stops the sync with the earlier batches kept; the next sync embeds only
+    what is still missing. Stale documents, rows of models no longer configured (switching
+    models re-embeds instead of mixing vector spaces) and the full-text statistics follow last.
     """
     sources = read_folder(root)  # raises ContentError before anything is written
-    report = SyncReport()
-    public = [s for s in sources if s.public]
-    report.excluded = len(sources) - len(public)
-    report.documents = len(public)
+    with _sync_lock():
+        report = SyncReport()
+        public = [s for s in sources if s.public]
+        report.excluded = len(sources) - len(public)
+        report.documents = len(public)
+        stale = Document.objects.exclude(path__in=[s.path for s in public])
+        report.documents_removed = stale.count()
+        report.removed += KnowledgeChunk.objects.filter(document__in=stale, embed_model=embedders[0].name).count()
 
-    stale = Document.objects.exclude(path__in=[s.path for s in public])
-    report.documents_removed = stale.count()
-    report.removed += KnowledgeChunk.objects.filter(document__in=stale, embed_model=embedders[0].name).count()
-    stale.delete()
-    KnowledgeChunk.objects.exclude(embed_model__in=[e.name for e in embedders]).delete()
+        plans = [_plan(source, embedders, report) for source in public]
+        total = sum(plan.size for plan in plans)
+        done = 0
+        if progress is not None and total:
+            progress(0, total)
+        for group in _groups([p for p in plans if p.touched], batch_chunks):
+            vectors: dict[str, list] = {}
+            for embedder in embedders:
+                texts = [c.embed_text for plan in group for c in plan.new.get(embedder.name, [])]
+                vectors[embedder.name] = _embed(texts, embedder, progress, done, total)
+                done += len(texts)
+            with transaction.atomic():
+                for plan in group:
+                    _apply(plan, embedders, vectors)
+        for embedder in embedders:
+            report.embedded_per_model[embedder.name] = sum(len(p.new.get(embedder.name, [])) for p in plans)
+        report.embedded = sum(report.embedded_per_model.values())
+        with transaction.atomic():
+            Document.objects.exclude(path__in=[s.path for s in public]).delete()
+            KnowledgeChunk.objects.exclude(embed_model__in=[e.name for e in embedders]).delete()
+            lexeme_stats_refresh(embed_model=embedders[0].name)
+    return report
 
-    documents = {source.path: _upsert_document(source) for source in public}
+
+def _groups(plans: list[_Plan], batch_chunks: int) -> Iterator[list[_Plan]]:
+    group: list[_Plan] = []
+    size = 0
+    for plan in plans:
+        if group and size + plan.size > batch_chunks:
+            yield group
+            group, size = [], 0
+        group.append(plan)
+        size += plan.size
+    if group:
+        yield group
+
+
+def _plan(source: SourceDocument, embedders: list[Embedder], report: SyncReport) -> _Plan:
+    document = Document.objects.filter(path=source.path).first()
+    plan = _Plan(source=source, changed=document is None or document.content_hash != source.content_hash)
     for position, embedder in enumerate(embedders):
         counts = report if position == 0 else SyncReport()
-        to_embed: list[tuple[Document, object]] = []
-        for source in public:
-            document = documents[source.path]
-            to_embed.extend((document, chunk) for chunk in _diff_chunks(document, source, embedder, counts))
-        vectors = _embed([chunk.embed_text for _, chunk in to_embed], embedder, progress)
+        existing = {} if document is None else {
+            c.content_hash: c for c in document.chunks.filter(embed_model=embedder.name).only(
+                "pk", "content_hash", "heading_path", "ordinal")}
+        wanted = {chunk.content_hash: chunk for chunk in source.chunks}
+        gone = [c for h, c in existing.items() if h not in wanted]
+        gone_headings = {c.heading_path for c in gone}
+        new = [chunk for h, chunk in wanted.items() if h not in existing]
+        for chunk in new:
+            if chunk.heading_path in gone_headings:
+                counts.changed += 1
+            else:
+                counts.added += 1
+        counts.removed += max(0, len(gone) - sum(1 for c in new if c.heading_path in gone_headings))
+        plan.new[embedder.name] = new
+        plan.gone += [c.pk for c in gone]
+        for content_hash, chunk in wanted.items():
+            row = existing.get(content_hash)
+            if row is None:
+                continue
+            counts.unchanged += 1
+            if row.ordinal != chunk.ordinal:  # moved within the file: no re-embedding needed
+                plan.moved.append((row.pk, chunk.ordinal))
+    return plan
+
+
+def _apply(plan: _Plan, embedders: list[Embedder], vectors: dict[str, list]) -> None:
+    document = _upsert_document(plan.source)
+    if plan.gone:
+        KnowledgeChunk.objects.filter(pk__in=plan.gone).delete()
+    for pk, ordinal in plan.moved:
+        KnowledgeChunk.objects.filter(pk=pk).update(ordinal=ordinal)
+    for embedder in embedders:
+        chunks = plan.new.get(embedder.name, [])
+        mine, vectors[embedder.name] = vectors[embedder.name][:len(chunks)], vectors[embedder.name][len(chunks):]
         KnowledgeChunk.objects.bulk_create([
             KnowledgeChunk(
                 document=document,
@@ -89,12 +202,8 @@ def knowledge_sync(*, root: Path, embedders: list[Embedder], progress: ProgressF
                 embedding=vector,
                 search_text=chunk.embed_text,
             )
-            for (document, chunk), vector in zip(to_embed, vectors, strict=True)
+            for chunk, vector in zip(chunks, mine, strict=True)
         ])
-        report.embedded += len(to_embed)
-        report.embedded_per_model[embedder.name] = len(to_embed)
-    lexeme_stats_refresh(embed_model=embedders[0].name)
-    return report
 
 
 def lexeme_stats_refresh(*, embed_model: str) -> None:
@@ -121,52 +230,31 @@ def _upsert_document(source: SourceDocument) -> Document:
     }
     document = Document.objects.filter(path=source.path).first()
     if document is None:
-        # A title moved to another file: free it first (titles are unique, citations use them).
-        Document.objects.filter(title=source.title).delete()
+        _free_title(source.title, keep=None)
         return Document.objects.create(path=source.path, **fields)
     if document.content_hash != source.content_hash:
         if document.title != source.title:
-            Document.objects.filter(title=source.title).exclude(pk=document.pk).delete()
+            _free_title(source.title, keep=document.pk)
         for name, value in fields.items():
             setattr(document, name, value)
         document.save()
     return document
 
 
-def _diff_chunks(document: Document, source: SourceDocument, embedder: Embedder,
-                 report: SyncReport) -> list:
-    existing = {c.content_hash: c for c in document.chunks.filter(embed_model=embedder.name)}
-
-    wanted = {chunk.content_hash: chunk for chunk in source.chunks}
-    gone = [c for h, c in existing.items() if h not in wanted]
-    gone_headings = {c.heading_path for c in gone}
-    new = [chunk for h, chunk in wanted.items() if h not in existing]
-
-    for chunk in new:
-        if chunk.heading_path in gone_headings:
-            report.changed += 1
-        else:
-            report.added += 1
-    report.removed += max(0, len(gone) - sum(1 for c in new if c.heading_path in gone_headings))
-    if gone:
-        KnowledgeChunk.objects.filter(pk__in=[c.pk for c in gone]).delete()
-
-    for content_hash, chunk in wanted.items():
-        row = existing.get(content_hash)
-        if row is None:
-            continue
-        report.unchanged += 1
-        if row.ordinal != chunk.ordinal:  # moved within the file: no re-embedding needed
-            row.ordinal = chunk.ordinal
-            row.save(update_fields=["ordinal"])
-    return new
+def _free_title(title: str, *, keep: int | None) -> None:
+    """A title moved to another file (titles are unique, citations use them): the document that
+    holds it gets a placeholder title until its own batch (it was renamed too) or the final
+    clean-up (it is gone) reaches it. Renamed, not deleted: its chunks stay valid for its plan."""
+    for other in Document.objects.filter(title=title).exclude(pk=keep):
+        other.title = f"{title[:250]} (moving, #{other.pk})"
+        other.save(update_fields=["title"])
 
 
-def _embed(texts: list[str], embedder: Embedder, progress: ProgressFn | None) -> list:
+def _embed(texts: list[str], embedder: Embedder, progress: ProgressFn | None, done: int, total: int) -> list:
     vectors: list = []
     for start in range(0, len(texts), EMBED_BATCH):
         batch = embedder.passages(texts[start:start + EMBED_BATCH])
         vectors.extend(list(batch))
         if progress is not None:
-            progress(min(start + EMBED_BATCH, len(texts)), len(texts))
+            progress(done + min(start + EMBED_BATCH, len(texts)), total)
     return vectors

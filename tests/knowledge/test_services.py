@@ -168,3 +168,65 @@ def test_sync_keeps_document_frequencies_for_full_text(tmp_path):
     knowledge_sync(root=root, embedders=[CountingEmbedder()])
     stats = dict(LexemeStat.objects.values_list("lexeme", "ndoc"))
     assert stats[""] == 1 and "kafka" not in stats
+
+
+GAMMA = """---
+title: Gamma
+kind: article
+lang: en
+---
+Gamma is about trains.
+"""
+
+
+def test_a_failed_embedding_keeps_whole_earlier_batches_and_the_next_sync_finishes(tmp_path):
+    """Batches of about ``batch_chunks`` new chunks, one transaction each: a failure keeps the
+    documents written so far, each one whole, and the next sync embeds only what is missing."""
+    root = folder(tmp_path, alpha=ALPHA, beta=BETA, gamma=GAMMA)  # 3 + 1 + 1 chunks
+    with pytest.raises(RuntimeError, match="embedding backend down"):
+        knowledge_sync(root=root, embedders=[CountingEmbedder(fail_after=3)], batch_chunks=2)
+    assert list(Document.objects.values_list("title", flat=True)) == ["Alpha"]
+    assert KnowledgeChunk.objects.count() == 3
+
+    embedder = CountingEmbedder()
+    report = knowledge_sync(root=root, embedders=[embedder], batch_chunks=2)
+    assert (report.added, report.unchanged, report.embedded) == (2, 3, 2)
+    assert len(embedder.embedded) == 2
+    assert sorted(Document.objects.values_list("title", flat=True)) == ["Alpha", "Beta", "Gamma"]
+
+
+def test_progress_counts_every_embedding_of_every_model(tmp_path, embedders):
+    root = folder(tmp_path, alpha=ALPHA, beta=BETA)
+    seen: list[tuple[int, int]] = []
+    knowledge_sync(root=root, embedders=[embedders[0], CountingEmbedder()], batch_chunks=2,
+                   progress=lambda done, total: seen.append((done, total)))
+    assert seen[0] == (0, 8) and seen[-1] == (8, 8)
+    assert [done for done, _ in seen] == sorted(done for done, _ in seen)
+
+
+def test_two_files_swapping_titles_keep_all_their_chunks(tmp_path):
+    root = folder(tmp_path, alpha=ALPHA, beta=BETA)
+    knowledge_sync(root=root, embedders=[CountingEmbedder()])
+    folder(tmp_path, alpha=ALPHA.replace("title: Alpha", "title: Beta"),
+           beta=BETA.replace("title: Beta", "title: Alpha"))
+    knowledge_sync(root=root, embedders=[CountingEmbedder()], batch_chunks=1)
+    titles = dict(Document.objects.values_list("path", "title"))
+    assert titles == {"alpha.md": "Beta", "beta.md": "Alpha"}
+    counts = dict(Document.objects.values_list("title").annotate(n=Count("chunks")))
+    assert counts == {"Beta": 3, "Alpha": 1}
+
+
+def test_a_second_sync_while_one_runs_is_refused_and_changes_nothing(tmp_path):
+    import psycopg
+
+    from chat.checkpoints import conninfo
+    from knowledge.services import SYNC_LOCK, SyncBusy
+
+    root = folder(tmp_path, alpha=ALPHA)
+    with psycopg.connect(conninfo(), autocommit=True) as other:  # another process syncing
+        other.execute("SELECT pg_advisory_lock(%s)", [SYNC_LOCK])
+        with pytest.raises(SyncBusy):
+            knowledge_sync(root=root, embedders=[CountingEmbedder()])
+    assert not Document.objects.exists()
+    knowledge_sync(root=root, embedders=[CountingEmbedder()])  # the lock went with the session
+    assert Document.objects.count() == 1
