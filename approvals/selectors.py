@@ -50,3 +50,27 @@ def approval_detail(*, approval_id: int) -> dict:
         "resume_error": approval.resume_error, "resumed_at": approval.resumed_at,
         "transcript": approval_transcript(approval),
     }
+
+
+def unsettled_approvals(*, conversation_ids) -> dict[str, str]:
+    """Conversations whose contact request is still in motion, with the reason: deleting one now
+    would drop a decision the owner has yet to take, a follow-up the worker is carrying out or
+    a message not yet e-mailed. The data lifecycle leaves these for later (or the owner)."""
+    from django.conf import settings
+
+    from approvals.models import ContactMessage
+
+    reasons: dict[str, str] = {}
+    for approval in PendingApproval.objects.filter(conversation_id__in=conversation_ids).order_by("pk"):
+        key = str(approval.conversation_id)
+        if approval.status == PendingApproval.Status.PENDING:
+            reasons[key] = f"contact request #{approval.pk} waits for a decision: reject (or approve) it first"
+        elif approval.resume_status == PendingApproval.Resume.QUEUED or (
+                approval.resume_status == PendingApproval.Resume.FAILED
+                and approval.resume_attempts < settings.TWIN_RESUME_MAX_ATTEMPTS):
+            reasons[key] = f"the worker is still carrying out the decision on contact request #{approval.pk}"
+    for message in ContactMessage.objects.filter(approval__conversation_id__in=conversation_ids,
+                                                 sent_at__isnull=True, send_attempts__lt=10).select_related("approval"):
+        reasons.setdefault(str(message.approval.conversation_id),
+                           f"the approved message of contact request #{message.approval_id} is not e-mailed yet")
+    return reasons

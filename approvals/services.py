@@ -366,3 +366,14 @@ def approvals_sweep(*, now: dt.datetime | None = None) -> dict[str, int]:
         _enqueue_delivery(message_id)
         deliveries += 1
     return {"expired": expired, "resumes": resumes, "deliveries": deliveries}
+
+
+# --- the data lifecycle --------------------------------------------------------------------------
+
+@transaction.atomic
+def approvals_forget(*, conversation_ids) -> int:
+    """Delete the requests of these conversations and the messages they let through (retention
+    purge, a visitor's deletion request); callers check ``selectors.unsettled_approvals`` first.
+    What was e-mailed stays in the owner's mailbox."""
+    ContactMessage.objects.filter(approval__conversation_id__in=conversation_ids).delete()
+    return PendingApproval.objects.filter(conversation_id__in=conversation_ids).delete()[0]

@@ -151,3 +151,13 @@ def reservations_expire(*, entry_ids: Collection[int] | None = None) -> int:
             meter.save()
             count += int(before != meter.reserved_usd)
     return count
+
+
+def ledger_forget(*, conversation_ids) -> int:
+    """Unlink the ledger from these conversations (retention purge, a visitor's deletion request):
+    the amounts stay, since the day's meter and its audit rest on them; the link to the
+    conversation and its turns goes, and so does the address hash of past days (today's still
+    counts towards the address's share of today's budget)."""
+    ids = list(LedgerEntry.objects.filter(conversation_id__in=conversation_ids).values_list("pk", flat=True))
+    LedgerEntry.objects.filter(pk__in=ids, day__lt=budget_day()).update(ip_hash="")
+    return LedgerEntry.objects.filter(pk__in=ids).update(conversation=None, turn=None)

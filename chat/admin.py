@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.contrib.admin.models import DELETION, LogEntry
+from django.contrib.contenttypes.models import ContentType
 from django.db.models import Count
+from django.http import HttpResponse
 
+from chat import lifecycle
 from chat.models import (
     AgentTrace,
     CheckpointThread,
@@ -43,10 +47,15 @@ class MessageInline(admin.TabularInline):
 
 @admin.register(Conversation)
 class ConversationAdmin(ReadOnlyAdmin):
+    """Conversations; on a visitor's request, a JSON copy of everything about one (export) and
+    its deletion with everything about it (chat.lifecycle: checkpoints, traces, incidents,
+    sessions, contact requests, the ledger's links), with the delete permission."""
+
     list_display = ("id", "title", "visitor_turns", "message_count", "created_at", "updated_at")
     search_fields = ("id", "title")
     date_hierarchy = "created_at"
     inlines = [MessageInline]
+    actions = ["export_json", "delete_selected"]
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(_messages=Count("messages"))
@@ -54,6 +63,56 @@ class ConversationAdmin(ReadOnlyAdmin):
     @admin.display(ordering="_messages", description="messages")
     def message_count(self, obj) -> int:
         return obj._messages
+
+    @admin.action(description="Export as JSON (the visitor's copy)", permissions=["view"])
+    def export_json(self, request, queryset) -> HttpResponse:
+        data = [lifecycle.conversation_export(conversation_id=c.pk) for c in queryset.order_by("created_at")]
+        name = f"conversation-{data[0]['conversation']['id']}" if len(data) == 1 else "conversations"
+        response = HttpResponse(lifecycle.export_json(data[0] if len(data) == 1 else data),
+                                content_type="application/json; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="{name}.json"'
+        return response
+
+    def get_deleted_objects(self, objs, request):
+        """The confirmation page lists what goes (counted by the service, checkpoints included)
+        and, as "protected", why a conversation cannot go now (a running turn, a contact request
+        in motion): Django then refuses the deletion with those reasons."""
+        to_delete, counts, protected = [], {}, []
+        for conversation in objs:
+            reasons = lifecycle.deletion_blockers(conversation)
+            protected += [f"{conversation.pk}: {reason}" for reason in reasons]
+            report = lifecycle.deletion_preview(conversation)
+            to_delete.append(f"Conversation {conversation.pk}")
+            for label, value in (("messages", report.messages), ("turn logs", report.turns),
+                                 ("traces", report.traces), ("contact requests", report.approvals),
+                                 ("guard incidents", report.incidents), ("sessions", report.sessions),
+                                 ("ledger entries (unlinked, amounts kept)", report.ledger_unlinked),
+                                 ("checkpoint rows", report.checkpoint_rows)):
+                counts[label] = counts.get(label, 0) + value
+        return to_delete, counts, set(), protected
+
+    def log_deletions(self, request, queryset):
+        # The admin log keeps the id only: the title is the visitor's first question.
+        return LogEntry.objects.bulk_create([
+            LogEntry(user_id=request.user.pk, content_type=ContentType.objects.get_for_model(Conversation),
+                     object_id=str(c.pk), object_repr=f"conversation {c.pk}", action_flag=DELETION,
+                     change_message="deleted with all its data (chat.lifecycle)")
+            for c in queryset])
+
+    def delete_model(self, request, obj) -> None:
+        self._delete(request, [obj])
+
+    def delete_queryset(self, request, queryset) -> None:
+        self._delete(request, list(queryset))
+
+    def _delete(self, request, conversations) -> None:
+        for conversation in conversations:
+            try:
+                report = lifecycle.conversation_delete(conversation_id=conversation.pk)
+            except lifecycle.DeletionRefused as exc:  # changed between the confirmation and now
+                self.message_user(request, f"{conversation.pk} not deleted: {exc.reason}", messages.ERROR)
+            else:
+                self.message_user(request, f"Deleted {report}.", messages.INFO)
 
 
 @admin.register(TurnLog)

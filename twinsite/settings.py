@@ -313,6 +313,10 @@ TWIN_MAX_QUESTION_CHARS = env_int("TWIN_MAX_QUESTION_CHARS", 2000, minimum=100, 
 TWIN_SEMANTIC_MARGIN = env_float("TWIN_SEMANTIC_MARGIN", 0.005, minimum=0.0)
 TWIN_MAX_TURNS = env_int("TWIN_MAX_TURNS", 40, minimum=1)
 TWIN_TRACE_RETENTION_DAYS = env_int("TWIN_TRACE_RETENTION_DAYS", 90, minimum=1)
+# Data lifecycle (chat/lifecycle.py): conversations idle this long are purged with their messages,
+# traces, checkpoints and sessions; the worker runs the purges every TWIN_PURGE_INTERVAL (0: never).
+TWIN_CONVERSATION_RETENTION_DAYS = env_int("TWIN_CONVERSATION_RETENTION_DAYS", 180, minimum=1)
+TWIN_PURGE_INTERVAL = env_duration("TWIN_PURGE_INTERVAL", "24h", minimum=0)
 
 # Budget
 TWIN_DAILY_BUDGET_USD = env_decimal("TWIN_DAILY_BUDGET_USD", "2.00", minimum=Decimal("0"))
