@@ -218,7 +218,12 @@ def embed_query(embedders: list[Embedder], text: str) -> dict[str, np.ndarray]:
     return {name: future.result() for name, future in futures.items()}
 
 
+def embed_query_futures(embedders: list[Embedder], text: str) -> dict[str, Future]:
+    """The question's vector in every model, as futures (``asyncio.wrap_future`` to await one)."""
+    return {embedder.name: query_batcher(embedder).submit(text) for embedder in embedders}
+
+
 async def aembed_query(embedders: list[Embedder], text: str) -> dict[str, np.ndarray]:
     """``embed_query`` awaited on the event loop without holding a thread while it waits."""
-    futures = {embedder.name: query_batcher(embedder).submit(text) for embedder in embedders}
+    futures = embed_query_futures(embedders, text)
     return {name: await asyncio.wrap_future(future) for name, future in futures.items()}

@@ -32,7 +32,7 @@ from guards import rules as guard_rules
 from guards import services as guard_services
 from guards.rules import mask_sensitive
 from knowledge import selectors as knowledge
-from knowledge.embedders import aembed_query, get_embedders
+from knowledge.embedders import embed_query_futures, get_embedders
 from knowledge.prefix import knowledge_prefix
 from twinsite.db import database_sync_to_async
 
@@ -50,8 +50,8 @@ class TurnContext:
     # masked form (card and account numbers redacted). Never stored.
     raw_question: str = ""
     visitor_ip_hash: str = ""
-    # The question's embeddings (per model), computed once for the semantic guard and reused by
-    # the search tool when it searches for the question itself.
+    # The question's embeddings as futures per model (question -> {model: Future}), started once
+    # by the guard and awaited by the search tool when it searches for the question itself.
     query_vectors: dict = field(default_factory=dict)
     # The visitor's page language: the twin's own sentences follow the question's language, and
     # this one when the question does not tell (a name, a number, a resume by the owner).
@@ -87,10 +87,14 @@ async def guard_input(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
     verdict = await asyncio.to_thread(guard_rules.screen, typed)
     if verdict is None and typed.strip():
         embedders = get_embedders()
-        vectors = await aembed_query(embedders, question)
-        ctx.query_vectors[question] = vectors
-        ctx.recorder.question_vector = [float(x) for x in vectors[embedders[0].name]]
-        verdict, score = await asyncio.to_thread(semantic_verdict, embedders[0], vectors[embedders[0].name])
+        # Every model starts on the question now; the screen waits for the primary only. The
+        # others finish meanwhile, for the search tool if the model searches (a model that answers
+        # from the prompt's knowledge never waits for them).
+        pending = embed_query_futures(embedders, question)
+        ctx.query_vectors[question] = pending
+        primary = await asyncio.wrap_future(pending[embedders[0].name])
+        ctx.recorder.question_vector = [float(x) for x in primary]
+        verdict, score = await asyncio.to_thread(semantic_verdict, embedders[0], primary)
         if score is not None:
             ctx.recorder.guard_scores = {"attack": round(score.attack, 4), "benign": round(score.benign, 4),
                                          "margin": round(score.margin, 4), "nearest_attack": score.nearest_attack,

@@ -8,6 +8,7 @@ back to the model as a tool result it can recover from.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -47,7 +48,7 @@ class ToolContext:
     conversation_id: str
     tool_call_id: str
     retrieved: list[dict] = field(default_factory=list)  # hits seen by this call, for the trace
-    query_vectors: dict = field(default_factory=dict)  # embeddings already computed this turn, by text
+    query_vectors: dict = field(default_factory=dict)  # embeddings started this turn: text -> {model: Future}
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,8 @@ def _hit_payload(hit: knowledge.SearchHit, limit: int) -> dict:
 
 async def _search(args: SearchArgs, ctx: ToolContext) -> dict:
     embedders = get_embedders()
-    vectors = ctx.query_vectors.get(args.query)  # the guard embedded the question already
+    pending = ctx.query_vectors.get(args.query)  # the guard started embedding the question already
+    vectors = {name: await asyncio.wrap_future(f) for name, f in pending.items()} if pending else None
     if vectors is None:
         # Embedding is CPU work on the models' own threads, so other visitors' streams keep flowing.
         vectors = await aembed_query(embedders, args.query)

@@ -94,14 +94,18 @@ async def test_the_semantic_screen_catches_a_paraphrase_the_patterns_miss_and_re
     assert (incident.rule, incident.view) == ("semantic", "embedding")
 
     calls: list[str] = []
-    real = nodes.aembed_query
+    real_futures, real_embed = nodes.embed_query_futures, tools.aembed_query
 
-    async def counting(embedders, text):
+    def counting_futures(embedders, text):
         calls.append(text)
-        return await real(embedders, text)
+        return real_futures(embedders, text)
 
-    monkeypatch.setattr(nodes, "aembed_query", counting)
-    monkeypatch.setattr(tools, "aembed_query", counting)
+    async def counting_embed(embedders, text):
+        calls.append(text)
+        return await real_embed(embedders, text)
+
+    monkeypatch.setattr(nodes, "embed_query_futures", counting_futures)
+    monkeypatch.setattr(tools, "aembed_query", counting_embed)
     from chat.providers.offline import OfflineProvider
 
     answered, _, _ = await ask("What has she built?", OfflineProvider(owner="Mira Jansen"))
