@@ -3,7 +3,7 @@ VENV  := .venv
 PY    := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cksum < requirements.txt | cut -d' ' -f1)
 
-.PHONY: install db db-stop db-status migrate messages bootstrap run test lint eval bench clean-db
+.PHONY: install db db-stop db-status migrate messages bootstrap run test lint eval bench bench-load clean-db
 
 $(STAMP): requirements.txt
 	@test -x $(PY) || "$$(scripts/find-python)" -m venv $(VENV)
@@ -50,3 +50,7 @@ eval: bootstrap
 
 bench: bootstrap
 	$(PY) -m benchmarks.knowledge_bench
+
+# Many visitors at once: the full path beside the direct one (BENCHMARKS.md)
+bench-load: bootstrap
+	$(PY) -m benchmarks.load --json benchmarks/load-results.json
