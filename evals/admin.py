@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.db.models import Count, Q
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
@@ -13,6 +13,9 @@ from django.utils.safestring import SafeString, mark_safe
 
 from evals.models import EvalCase, EvalRun
 from evals.selectors import Point, score_series
+from evals.tasks import eval_run_task
+from ops.models import Job
+from ops.services import JobBusy, job_start
 from twinsite.admin_base import ReadOnlyAdmin
 
 PALETTE = ("#417690", "#c0392b", "#27ae60", "#8e44ad", "#d35400", "#2c3e50")
@@ -107,6 +110,28 @@ class EvalRunAdmin(ReadOnlyAdmin):
                        "score", "threshold", "passed", "cost_usd", "config", "metrics")
     inlines = [EvalCaseInline]
     change_list_template = "admin/evals/evalrun/change_list.html"
+    actions = ["run_again"]
+
+    def has_run_permission(self, request) -> bool:
+        return request.user.has_perm("evals.change_evalrun")  # runs cost model calls: not for viewers
+
+    @admin.action(description="Run these suites again (in the background)", permissions=["run"])
+    def run_again(self, request, queryset) -> None:
+        suites = sorted(set(queryset.values_list("suite", flat=True)))
+        providers = set(queryset.values_list("provider", flat=True)) - {""}
+        arguments = {"suite": suites[0] if len(suites) == 1 else "all",
+                     "provider": "offline" if providers == {"offline"} else ""}
+        try:
+            job = job_start(kind=Job.Kind.EVAL_RUN, task=eval_run_task, requested_by=request.user.get_username(),
+                            arguments=arguments)
+        except JobBusy as exc:
+            self.message_user(request, f"An eval run is already {exc.job.status if exc.job else 'active'}.",
+                              messages.WARNING)
+            return
+        self.message_user(request, format_html(
+            'Eval run of {} ({}) queued: <a href="{}">follow its progress</a>.', arguments["suite"],
+            arguments["provider"] or "the configured provider", reverse("admin:ops_job_change", args=[job.pk])),
+            messages.SUCCESS)
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(

@@ -1,19 +1,21 @@
-"""Owner tools: read-only documents and chunks, "sync knowledge now", and a retrieval tester."""
+"""Owner tools: read-only documents and chunks, "sync knowledge" (a background job), and a
+retrieval tester."""
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.contrib import admin, messages
 from django.db.models import Count
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.utils.html import format_html
 
-from knowledge.content import ContentError
 from knowledge.embedders import get_embedders
 from knowledge.models import Document, KnowledgeChunk
 from knowledge.selectors import is_relevant, knowledge_search
-from knowledge.services import knowledge_sync
+from knowledge.tasks import knowledge_sync_task
+from ops.models import Job
+from ops.services import JobBusy, job_start
 from twinsite.admin_base import ReadOnlyAdmin
 
 
@@ -56,25 +58,39 @@ class DocumentAdmin(ReadOnlyAdmin):
             *super().get_urls(),
         ]
 
-    @admin.action(description="Sync knowledge now (whole folder)")
+    def has_sync_permission(self, request: HttpRequest) -> bool:
+        # Syncing rewrites every document and chunk: the change permission, not the view one.
+        return request.user.has_perm("knowledge.change_document")
+
+    @admin.action(description="Sync knowledge (whole folder, in the background)", permissions=["sync"])
     def sync_now(self, request, queryset) -> None:
         self._sync(request)
 
     def _sync(self, request: HttpRequest) -> None:
         try:
-            report = knowledge_sync(root=settings.TWIN_KNOWLEDGE_DIR, embedders=get_embedders())
-        except ContentError as exc:
-            self.message_user(request, f"Sync refused, nothing changed: {exc}", messages.ERROR)
+            job = job_start(kind=Job.Kind.KNOWLEDGE_SYNC, task=knowledge_sync_task,
+                            requested_by=request.user.get_username())
+        except JobBusy as exc:
+            link = reverse("admin:ops_job_change", args=[exc.job.pk]) if exc.job else "#"
+            self.message_user(request, format_html('A knowledge sync is already {}: <a href="{}">follow it</a>.',
+                                                   exc.job.status if exc.job else "active", link), messages.WARNING)
             return
-        self.message_user(request, f"Knowledge synced: {report}", messages.SUCCESS)
+        self.message_user(request, format_html(
+            'Knowledge sync queued for the worker: <a href="{}">follow its progress</a>.',
+            reverse("admin:ops_job_change", args=[job.pk])), messages.SUCCESS)
 
     def sync_view(self, request: HttpRequest) -> HttpResponse:
         if request.method != "POST":
             return HttpResponse(status=405)
-        if not request.user.has_perm("knowledge.view_document"):
+        if not self.has_sync_permission(request):
             return HttpResponse(status=403)
         self._sync(request)
         return HttpResponseRedirect(reverse("admin:knowledge_document_changelist"))
+
+    def changelist_view(self, request, extra_context=None):
+        last = Job.objects.filter(kind=Job.Kind.KNOWLEDGE_SYNC).first()
+        return super().changelist_view(request, {**(extra_context or {}), "last_sync": last,
+                                                 "can_sync": self.has_sync_permission(request)})
 
     def test_retrieval_view(self, request: HttpRequest) -> HttpResponse:
         query = request.GET.get("q", "").strip()[:500]

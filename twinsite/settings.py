@@ -95,6 +95,7 @@ INSTALLED_APPS = [
     "budget",
     "guards",
     "evals",
+    "ops",  # background jobs of the owner (knowledge sync, eval runs), backup and restore
 ]
 
 MIDDLEWARE = [
@@ -185,7 +186,9 @@ CHANNEL_LAYERS = {"default": {"BACKEND": "chat.layers.PostgresNotifyChannelLayer
 
 # Django's tasks framework on the ORM backend (django-tasks-db): a decision is a row in the
 # same database, picked up by `manage.py twin_worker`, so it survives a restart.
-TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+# Queues: "default" (approval resumes, e-mail) and "owner" (knowledge sync, eval runs), which the
+# worker runs in a thread of its own so a long job never delays an approval.
+TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default", "owner"]}}
 
 # E-mail to the owner (approved contact messages), through Django's MAILERS: console by default,
 # SMTP when EMAIL_HOST is set, files under EMAIL_FILE_PATH with EMAIL_BACKEND=file.

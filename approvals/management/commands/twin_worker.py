@@ -1,6 +1,8 @@
 """The background worker: runs queued tasks (django-tasks-db) and, at start and every
 TWIN_WORKER_SWEEP_SECONDS, the sweeps: approvals (expiry, retries of resumes and deliveries),
-turns left open by a dead process (chat.recovery), expired budget reservations, old counters."""
+turns left open by a dead process (chat.recovery), expired budget reservations, old counters.
+Owner jobs (queue "owner": knowledge sync, eval runs) run in a thread of their own, and the data
+lifecycle purge (chat.lifecycle.retention_purge) every TWIN_PURGE_INTERVAL in another."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import logging
 import os
 import socket
 import threading
+import time
 
 from django.conf import settings
 from django.core.management.base import BaseCommand
@@ -18,6 +21,7 @@ from approvals.services import approvals_sweep
 from budget.services import reservations_expire
 from chat.recovery import turns_sweep
 from guards.limits import counters_purge
+from ops.services import OWNER_QUEUE, jobs_fail_stale
 
 log = logging.getLogger("twinsite.worker")
 
@@ -41,6 +45,14 @@ class Command(BaseCommand):
         stop = threading.Event()
         sweeper = threading.Thread(target=self._sweep_forever, args=(stop,), name="approvals-sweep", daemon=True)
         sweeper.start()
+        # A knowledge sync or an eval run takes minutes: its own worker thread, so resumes and
+        # e-mails never queue behind it. A job cut off by a shutdown is marked failed later.
+        worker.excluded_queue_names = [OWNER_QUEUE]
+        owner = Worker(queue_names=[OWNER_QUEUE], interval=max(interval, 1.0), batch=False, backend_name="default",
+                       startup_delay=False, max_tasks=None, excluded_queue_names=[],
+                       worker_id=f"{socket.gethostname()}-{os.getpid()}-owner"[:64])
+        threading.Thread(target=owner.run, name="owner-jobs", daemon=True).start()
+        threading.Thread(target=self._housekeeping_forever, args=(stop,), name="lifecycle", daemon=True).start()
         self.stdout.write(f"twin_worker {worker.worker_id}: tasks and approvals sweep "
                           f"every {settings.TWIN_WORKER_SWEEP_SECONDS}s")
         worker.configure_signals()
@@ -62,4 +74,25 @@ class Command(BaseCommand):
             except Exception:  # the database may be away; the next sweep tries again
                 log.exception("approvals sweep failed")
             if stop.wait(settings.TWIN_WORKER_SWEEP_SECONDS):
+                return
+
+    @staticmethod
+    def _housekeeping_forever(stop: threading.Event) -> None:
+        """Owner jobs whose worker died are marked failed; the retention purge runs at start and
+        every TWIN_PURGE_INTERVAL (several workers may purge at once: each batch locks its rows)."""
+        from chat.lifecycle import retention_purge
+
+        next_purge = time.monotonic()
+        while True:
+            try:
+                close_old_connections()
+                jobs_fail_stale()
+                if settings.TWIN_PURGE_INTERVAL and time.monotonic() >= next_purge:
+                    counts = retention_purge()
+                    next_purge = time.monotonic() + settings.TWIN_PURGE_INTERVAL  # a failure retries soon
+                    if any(counts.values()):
+                        log.info("retention purge: %s", counts)
+            except Exception:  # the database may be away; the next round tries again
+                log.exception("housekeeping failed")
+            if stop.wait(60):
                 return
