@@ -56,7 +56,14 @@ def test_admin_lists_load(admin_client, kb):
     page = admin_client.get("/admin/knowledge/document/test-retrieval/", {"q": "Wat is haar dagtarief?"})
     assert page.status_code == 200 and b"Beschikbaarheid en tarieven" in page.content
     synced = admin_client.post("/admin/knowledge/document/sync/", follow=True)
-    assert b"71 unchanged" in synced.content
+    assert b"Knowledge sync queued" in synced.content  # a background job (tests/ops/test_jobs.py)
+    from knowledge.tasks import knowledge_sync_task
+    from ops.models import Job
+
+    job = Job.objects.get()
+    knowledge_sync_task.call(job.pk)  # what the worker runs
+    job.refresh_from_db()
+    assert job.status == "succeeded" and "71 unchanged" in job.result
 
 
 def test_the_page_explains_the_twin_and_offers_questions_the_knowledge_base_answers(client, kb):
