@@ -22,6 +22,7 @@ from guards import limits
 from twinsite.api_errors import ApiError, RateLimited
 from twinsite.clientip import client_ip_from_request
 from twinsite.db import database_sync_to_async
+from twinsite.outage import DATABASE_GONE
 
 router = Router(tags=["chat"])
 
@@ -80,6 +81,9 @@ async def _stream(conversation_id: str, text: str, ip: str, staff: bool, lang: s
             await turn_run(conversation_id=conversation_id, text=text, emit=emit, visitor_ip=ip, lang=lang)
         except TurnRejected as exc:
             await queue.put({"type": "error", "in_turn": False, "code": exc.code, "message": exc.text(lang)})
+        except DATABASE_GONE:  # Postgres away before the turn could start: said with a code
+            await queue.put({"type": "error", "in_turn": False, "code": "unavailable",
+                             "message": say("error.unavailable", lang)})
         finally:
             await queue.put(None)
 

@@ -72,6 +72,9 @@ async def async_saver() -> AsyncPostgresSaver:
             # prepare_threshold=0 keeps it working behind pgbouncer.
             kwargs={"autocommit": True, "row_factory": dict_row, "prepare_threshold": 0},
             check=AsyncConnectionPool.check_connection,
+            # A checkpoint write takes milliseconds: waiting longer for a connection means Postgres
+            # is away, and the visitor should hear so within seconds (30 by default).
+            timeout=10,
         )
         # stored before the await, so a second turn arriving meanwhile shares this pool
         saver = _savers[loop] = AsyncPostgresSaver(pool)

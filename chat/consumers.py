@@ -25,6 +25,7 @@ from chat.views import SESSION_KEY
 from guards import limits
 from twinsite.clientip import client_ip_from_scope
 from twinsite.db import database_sync_to_async
+from twinsite.outage import DATABASE_GONE
 
 log = logging.getLogger(__name__)
 TURN_TASK = "twinsite-turn"  # a turn goes on after its socket closes; tests wait for these by name
@@ -106,6 +107,13 @@ class ChatConsumer(AsyncWebsocketConsumer):
         await self.send(text_data=json.dumps(event, ensure_ascii=False))
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        try:
+            await self._receive(text_data, bytes_data)
+        except DATABASE_GONE:  # Postgres away: this frame is answered with a code, the socket stays
+            log.warning("database unavailable for a frame", exc_info=True)
+            await self.error("unavailable")
+
+    async def _receive(self, text_data: str | None, bytes_data: bytes | None) -> None:
         if self.conversation_id is None:
             return
         problem = frame_problem(text_data, bytes_data)
@@ -147,6 +155,9 @@ class ChatConsumer(AsyncWebsocketConsumer):
         except TurnRejected as exc:
             await self.send_event({"type": "error", "in_turn": False, "code": exc.code,
                                    "message": exc.text(self.lang)})
+        except DATABASE_GONE:
+            log.warning("database unavailable for a turn", exc_info=True)
+            await self.error("unavailable")
         except Exception:
             log.exception("turn crashed")
             await self.error("internal")

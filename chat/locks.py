@@ -12,6 +12,8 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import psycopg
+
 from chat.checkpoints import lock_pool
 
 
@@ -36,7 +38,12 @@ async def conversation_lock(conversation_id: uuid.UUID | str) -> AsyncIterator[N
         try:
             yield
         finally:
-            await conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
+            try:
+                await conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
+            except psycopg.Error:
+                # The connection broke (Postgres went away): the lock ends with its session once
+                # the connection is closed, and the pool replaces it. The turn's outcome stands.
+                await conn.close()
 
 
 async def conversation_running(conversation_id: uuid.UUID | str) -> bool:

@@ -2,8 +2,9 @@
 
 A turn stores the visitor's Message first and its record (assistant Message, TurnLog,
 AgentTrace) last; in between, LangGraph writes the thread's checkpoint on its own connection.
-The record and the checkpoint cannot share a transaction, so a process killed mid-turn leaves a
-user Message without a TurnLog and a checkpoint that may be anywhere in the run. While a turn
+The record and the checkpoint cannot share a transaction, so a process killed mid-turn (or one
+that lost Postgres before it could record the turn) leaves a user Message without a TurnLog and
+a checkpoint that may be anywhere in the run. While a turn
 runs, its process holds the conversation's advisory lock (``chat.locks``), which Postgres drops
 with the dead process's session: "lock free and a user Message without a TurnLog" is a turn
 nobody will finish.
@@ -45,7 +46,7 @@ from chat.models import Conversation, Message, TurnLog
 from chat.texts import text as say
 
 log = logging.getLogger(__name__)
-LOST = "process_lost"  # TurnLog.error_code of a turn whose process died
+LOST = "unfinished"  # TurnLog.error_code of a turn its process never finished (it died, or Postgres went away)
 
 
 def _orphans(conversation_id: uuid.UUID | str | None = None):
@@ -112,7 +113,8 @@ def _checkpoint_close(conversation_id: uuid.UUID, question: str) -> dict | None:
             # history, nothing left to run; routed from verify, so a waiting contact request
             # pauses the thread again (approval_resume handles that).
             graph.update_state(config, turn_reset(turn_start=last, question=question) | {
-                "outcome": TurnLog.Outcome.ABORTED, "error": {"code": LOST, "message": "the process stopped"},
+                "outcome": TurnLog.Outcome.ABORTED,
+                "error": {"code": LOST, "message": "the turn was never finished by its process"},
             }, as_node="verify")
         return None
 
@@ -132,15 +134,15 @@ def _record(conversation_id: uuid.UUID, message: Message, state: dict | None, la
                                 start=recorder.cost_usd)
     if state is not None:
         error = state.get("error") or {}
-        recorder.error = "recorded by the sweeper from the finished checkpoint (the process stopped before it)"
+        recorder.error = "recorded by the sweeper from the finished checkpoint (its process could not record it)"
         turn_record(conversation_id=conversation_id, user_message=message, recorder=recorder, state=state,
                     outcome=state["outcome"], answer=state.get("answer") or "", error_code=error.get("code", ""))
         log.warning("turn of message %s in conversation %s recovered from its checkpoint", message.pk,
                     conversation_id)
         return "recovered_turns"
-    recorder.error = "the process serving this turn stopped before it finished; closed by the sweeper"
+    recorder.error = "never finished by its process (it stopped, or Postgres went away); closed by the sweeper"
     turn_record(conversation_id=conversation_id, user_message=message, recorder=recorder, state={},
                 outcome=TurnLog.Outcome.ABORTED, answer=say("error.aborted", lang), error_code=LOST)
-    log.warning("turn of message %s in conversation %s recorded as aborted (its process stopped)", message.pk,
+    log.warning("turn of message %s in conversation %s recorded as aborted (never finished)", message.pk,
                 conversation_id)
     return "aborted_turns"

@@ -43,6 +43,7 @@ from chat.texts import text as say
 from guards.rules import contains_sensitive, mask_sensitive
 from twinsite.db import database_sync_to_async
 from twinsite.logs import turn_logged
+from twinsite.outage import DATABASE_GONE, database_gone
 
 log = logging.getLogger(__name__)
 Emit = Callable[[dict], Awaitable[None]]
@@ -216,7 +217,7 @@ async def _run(conversation_id: uuid.UUID | str, graph_input: dict | Command | N
     except Exception as exc:
         log.exception("turn failed in conversation %s", conversation_id)
         recorder.error = recorder.error or f"{type(exc).__name__}: {exc}"
-        error_code = "internal"
+        error_code = "unavailable" if database_gone(exc) else "internal"
 
     answer = state.get("answer") or ""
     if error_code:
@@ -232,13 +233,24 @@ async def _run(conversation_id: uuid.UUID | str, graph_input: dict | Command | N
         await send({"type": "approval", "status": "pending", "id": item.id, "action": item.value["action"],
                     "approval_id": item.value["approval_id"]})
     if error_code:
-        await send({"type": "error", "code": error_code, "in_turn": True,
-                    "message": say("error.aborted" if error_code == "aborted" else "error.failed", lang)})
+        key = {"aborted": "error.aborted", "unavailable": "error.unavailable"}.get(error_code, "error.failed")
+        await send({"type": "error", "code": error_code, "in_turn": True, "message": say(key, lang)})
 
-    message, turn = await database_sync_to_async(turn_record)(
-        conversation_id=conversation_id, user_message=user_message, recorder=recorder, state=state,
-        outcome=outcome, answer=answer, error_code=error_code,
-    )
+    try:
+        message, turn = await database_sync_to_async(turn_record)(
+            conversation_id=conversation_id, user_message=user_message, recorder=recorder, state=state,
+            outcome=outcome, answer=answer, error_code=error_code,
+        )
+    except DATABASE_GONE:
+        # Postgres went away: the turn ends for the visitor; its question stays without a record
+        # and the sweeper (chat.recovery) records it from the checkpoint once Postgres is back.
+        log.warning("turn of conversation %s not recorded: the database is unavailable", conversation_id)
+        if error_code != "unavailable":
+            await send({"type": "error", "code": "unavailable", "in_turn": True,
+                        "message": say("error.unavailable", lang)})
+        await send({"type": "done", "outcome": TurnLog.Outcome.ERROR, "message_id": None, "answer": answer,
+                    "citations": []})
+        return TurnResult(outcome=TurnLog.Outcome.ERROR, answer=answer, message_id=None, turn_id=None)
     await send({
         "type": "trace", "turn_id": turn.pk, "latency_ms": turn.latency_ms,
         "node_latency_ms": recorder.node_latency_ms, "provider": recorder.provider, "model": recorder.model,

@@ -60,6 +60,8 @@ TEXTS = {
     "error.failed": _("Something went wrong; nothing was answered. Please try again."),
     "error.provider_error": _("The language model could not be reached, so nothing was answered. "
                               "Please try again in a moment."),
+    "error.unavailable": _("The service is briefly unavailable, so nothing was answered. "
+                           "Please try again in a minute."),
     "error.internal": _("Something went wrong; nothing was answered. Please try again."),
     "error.bad_json": _("That message could not be read. Please reload the page."),
     "error.bad_request": _("That message could not be read. Please reload the page."),

@@ -20,6 +20,8 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from ninja.errors import AuthenticationError, AuthorizationError, HttpError, Throttled, ValidationError
 from ninja.parser import Parser
 
+from twinsite.outage import DATABASE_GONE, unavailable_response
+
 if TYPE_CHECKING:
     from ninja import NinjaAPI
 
@@ -126,8 +128,14 @@ def _unexpected(request: HttpRequest, exc: Exception, api: NinjaAPI) -> HttpResp
     return api.create_response(request, error_body("internal", "Something went wrong on our side."), status=500)
 
 
+def _unavailable(request: HttpRequest, exc: Exception, api: NinjaAPI) -> HttpResponse:
+    log.warning("database unavailable on %s %s: %s", request.method, request.path, exc)
+    return unavailable_response(request)  # 503 unavailable with Retry-After: Postgres is away, not a bug
+
+
 def install(api: NinjaAPI) -> None:
     """Register the handlers; ninja picks the most specific class of an exception's MRO."""
     for exc_class, handler in ((HttpError, _http_error), (ValidationError, _validation_error),
-                               (Http404, _not_found), (SuspiciousOperation, _suspicious), (Exception, _unexpected)):
+                               (Http404, _not_found), (SuspiciousOperation, _suspicious), (Exception, _unexpected),
+                               *((gone, _unavailable) for gone in DATABASE_GONE)):
         api.add_exception_handler(exc_class, partial(handler, api=api))

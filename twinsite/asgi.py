@@ -15,6 +15,7 @@ from channels.sessions import SessionMiddlewareStack  # noqa: E402
 
 from chat.routing import websocket_urlpatterns  # noqa: E402
 from knowledge.embedders import get_embedders  # noqa: E402
+from twinsite.outage import WebsocketUnavailable  # noqa: E402
 
 
 def _warm() -> None:
@@ -34,6 +35,7 @@ application = ProtocolTypeRouter({
     # One process serves everything; static files through WhiteNoise's middleware.
     "http": django_asgi_app,
     # The session binds a socket to the conversations its browser started.
-    "websocket": AllowedHostsOriginValidator(SessionMiddlewareStack(AuthMiddlewareStack(
-        URLRouter(websocket_urlpatterns)))),
+    # Postgres away during a handshake: an `unavailable` error and close 1013, not an HTTP 500.
+    "websocket": AllowedHostsOriginValidator(WebsocketUnavailable(SessionMiddlewareStack(AuthMiddlewareStack(
+        URLRouter(websocket_urlpatterns))))),
 })

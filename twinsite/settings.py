@@ -109,6 +109,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
+    "twinsite.outage.DatabaseUnavailableMiddleware",  # Postgres away: a 503 with Retry-After, not a 500
 ]
 
 # Scripts only from our own static files, everywhere. Inline style attributes are allowed for

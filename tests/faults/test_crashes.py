@@ -64,7 +64,7 @@ def test_a_server_killed_mid_stream_is_recorded_as_aborted_and_the_visitor_finds
         assert swept.returncode == 0, swept.stderr
         assert "'aborted_turns': 1" in swept.stdout
         turn = TurnLog.objects.get()
-        assert (turn.outcome, turn.error_code, turn.user_message.content) == ("aborted", "process_lost", QUESTION)
+        assert (turn.outcome, turn.error_code, turn.user_message.content) == ("aborted", "unfinished", QUESTION)
         entry.refresh_from_db()
         assert (entry.status, entry.amount_usd, entry.turn_id) == ("expired", entry.reserved_usd, turn.pk)
         assert turn.cost_usd == entry.amount_usd and BudgetDay.objects.get().reserved_usd == 0
