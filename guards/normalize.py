@@ -27,7 +27,6 @@ _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t
 # One separator between the letters; a wider gap (two spaces and more) is a word boundary.
 _SPACED = re.compile(r"\b(?:[a-z](?:[.\-_*/\\|,:;'\"] ?| )){2,}[a-z]\b")
 _SEPARATORS = re.compile(r"[ .\-_*/\\|,:;'\"]")
-_WORD_RUN = re.compile(r"\S+")
 _BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}")
 _SPACE = re.compile(r"\s+")
 
@@ -35,15 +34,30 @@ _SPACE = re.compile(r"\s+")
 def fold(text: str, *, collapse: bool = True) -> str:
     """Compatibility-folded, format characters removed, look-alikes mapped, accents dropped,
     case folded and (unless ``collapse`` is off) whitespace collapsed."""
+    if text.isascii():  # nothing to fold but case: the common case, in microseconds
+        text = text.lower()
+        return _SPACE.sub(" ", text).strip() if collapse else text
     text = unicodedata.normalize("NFKC", text)
-    text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")  # zero-width, bidi marks
+    text = _without(text, "Cf")  # zero-width, bidi marks
     text = text.casefold().translate(_CONFUSABLES)
-    text = "".join(ch for ch in unicodedata.normalize("NFD", text) if unicodedata.category(ch) != "Mn")
+    text = _without(unicodedata.normalize("NFD", text), "Mn")  # the accents NFD split off
     return _SPACE.sub(" ", text).strip() if collapse else text
+
+
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+def _without(text: str, category: str) -> str:
+    """``text`` without the characters of a Unicode category; only non-ASCII ones are looked at."""
+    return _NON_ASCII.sub(lambda m: "" if unicodedata.category(m.group()) == category else m.group(), text)
 
 
 def _join_spaced(text: str) -> str:
     return _SPACED.sub(lambda m: _SEPARATORS.sub("", m.group(0)), text)
+
+
+# Only the words that hold a leet character are looked at.
+_LEET_WORD = re.compile(r"(?<!\S)[^\s013-578@$€]*[013-578@$€]\S*")  # linear: starts at word starts only
 
 
 def _deleet(text: str) -> str:
@@ -52,7 +66,7 @@ def _deleet(text: str) -> str:
         word = match.group(0)
         return word.translate(_LEET) if any("a" <= ch <= "z" for ch in word) else word
 
-    return _WORD_RUN.sub(deleet, text)
+    return _LEET_WORD.sub(deleet, text)
 
 
 def _decoded_base64(text: str) -> list[str]:

@@ -69,12 +69,18 @@ def find_account_numbers(text: str) -> list[str]:
     return [m.group(1) or m.group(2) or m.group(3) for m in _ACCOUNT.finditer(text)]
 
 
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+_ODD_SPACE = re.compile(r"[^\S\n\t ]")  # whitespace other than newline, tab and the plain space
+
+
 def clean(text: str) -> str:
     """Compatibility-folded (full-width digits become plain ones), format characters (zero-width,
     soft hyphens) removed, exotic spaces made plain: what is stored is what was screened."""
-    text = unicodedata.normalize("NFKC", text)
-    text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
-    return "".join(" " if ch.isspace() and ch not in "\n\t" else ch for ch in text)
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
+        # only the non-ASCII characters need looking at: one regex pass, not a call per character
+        text = _NON_ASCII.sub(lambda m: "" if unicodedata.category(m.group()) == "Cf" else m.group(), text)
+    return _ODD_SPACE.sub(" ", text)
 
 
 def contains_sensitive(text: str) -> bool:
