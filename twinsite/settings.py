@@ -183,7 +183,15 @@ TWIN_DB_THREADS = env_int("TWIN_DB_THREADS", 8, minimum=1, maximum=64)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Cross-process: the worker pushes an approval's outcome to the visitor's socket in daphne.
-CHANNEL_LAYERS = {"default": {"BACKEND": "chat.layers.PostgresNotifyChannelLayer"}}
+# Postgres LISTEN/NOTIFY by default (no Redis to run); channels-redis when REDIS_URL is set.
+REDIS_URL = env_secret("REDIS_URL")
+if REDIS_URL:
+    if urlparse(REDIS_URL).scheme not in {"redis", "rediss", "unix"}:
+        raise ImproperlyConfigured("REDIS_URL must look like redis://host:6379/0 (or rediss://, unix://)")
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer",
+                                  "CONFIG": {"hosts": [REDIS_URL]}}}
+else:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "chat.layers.PostgresNotifyChannelLayer"}}
 
 # Django's tasks framework on the ORM backend (django-tasks-db): a decision is a row in the
 # same database, picked up by `manage.py twin_worker`, so it survives a restart.
