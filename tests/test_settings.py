@@ -9,6 +9,7 @@ from urllib.parse import quote
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
+from django.db import connection
 
 from twinsite.env import env_bool, env_decimal, env_int, env_secret
 
@@ -132,7 +133,8 @@ out = {'options': connection.settings_dict['OPTIONS']}
 for name, connect in (('django', lambda: connection.cursor()), ('checkpointer', lambda: psycopg.connect(conninfo()))):
     try:
         with connect() as c:
-            row = c.execute("SELECT current_setting('statement_timeout'), current_setting('application_name')")
+            row = c.execute("SELECT current_setting('statement_timeout'), current_setting('application_name'), "
+                            "(SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid())")
             out[name] = list(row.fetchone())
     except Exception as exc:
         out[name] = type(exc).__name__ + ': ' + str(exc)
@@ -154,11 +156,17 @@ def test_database_url_options_reach_django_and_the_checkpointer():
     seen = probe_database(base + "?sslmode=disable&connect_timeout=5&options=-c%20statement_timeout%3D4321")
     assert seen["options"] == {"application_name": "twinsite", "sslmode": "disable", "connect_timeout": "5",
                                "options": "-c statement_timeout=4321"}
-    assert seen["django"] == ["4321ms", "twinsite"]
-    assert seen["checkpointer"] == ["4321ms", "twinsite-checkpoints"]
-    # sslmode is really used by both: this server has no TLS, so requiring it fails both
-    refused = probe_database(base + "?sslmode=require")
-    assert "SSL" in refused["django"] and "SSL" in refused["checkpointer"], refused
+    assert seen["django"] == ["4321ms", "twinsite", False]
+    assert seen["checkpointer"] == ["4321ms", "twinsite-checkpoints", False]
+    # sslmode is really used by both: required, it is TLS on a server that has it, refused on one without
+    required = probe_database(base + "?sslmode=require")
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW ssl")
+        server_has_tls = cursor.fetchone()[0] == "on"
+    if server_has_tls:
+        assert required["django"][2] is True and required["checkpointer"][2] is True, required
+    else:  # the embedded server
+        assert "SSL" in required["django"] and "SSL" in required["checkpointer"], required
 
 
 def test_unknown_database_url_options_fail_at_start():
