@@ -110,23 +110,37 @@ class StreamAccumulator:
             raise error_from_body(chunk, None)
         if not isinstance(chunk, dict):
             return ""
+        try:
+            return self._fold(chunk)
+        except (AttributeError, TypeError, ValueError, OverflowError) as exc:
+            # A chunk of the wrong shape (a string where an object belongs...) is a broken stream,
+            # typed like any other provider failure, never a crash of the turn.
+            raise ProviderError("bad_stream", f"malformed stream chunk: {payload[:200]!r}") from exc
+
+    def _fold(self, chunk: dict) -> str:
         self._usage(chunk.get("usage"))
         added = ""
-        for choice in chunk.get("choices") or []:
+        choices = chunk.get("choices") or []
+        if not isinstance(choices, list):
+            raise TypeError("choices is not a list")
+        for choice in choices:
             if choice.get("index", 0) != 0:
                 continue
             self._usage(choice.get("usage"))  # Kimi
             delta = choice.get("delta") or {}
-            content = delta.get("content")
+            content = _text(delta.get("content"))
             if content:
                 self.text.append(content)
                 added += content
-            if delta.get("refusal"):
-                self.refusal.append(delta["refusal"])
-            for position, call in enumerate(delta.get("tool_calls") or []):
+            if refusal := _text(delta.get("refusal")):
+                self.refusal.append(refusal)
+            calls = delta.get("tool_calls") or []
+            if not isinstance(calls, list):
+                raise TypeError("tool_calls is not a list")
+            for position, call in enumerate(calls):
                 self._tool_delta(call, position)
-            if choice.get("finish_reason"):
-                self.finish_reason = choice["finish_reason"]
+            if finish := _text(choice.get("finish_reason")):
+                self.finish_reason = finish
         return added
 
     def _usage(self, usage: object) -> None:
@@ -147,6 +161,8 @@ class StreamAccumulator:
 
     def _tool_delta(self, call: dict, position: int) -> None:
         index = call.get("index")
+        if index is not None and (not isinstance(index, int) or isinstance(index, bool)):
+            raise TypeError("a tool call's index is not an integer")
         if index is None:
             # Gemini omits index: a delta with an id starts a new call, one without continues
             # the latest; several ids in one delta are told apart by their position.
@@ -158,13 +174,12 @@ class StreamAccumulator:
         if slot is None:
             slot = self._calls[index] = {"id": "", "name": "", "arguments": ""}
             self._order.append(index)
-        if call.get("id"):
-            slot["id"] = call["id"]
+        if call_id := _text(call.get("id")):
+            slot["id"] = call_id
         function = call.get("function") or {}
-        if function.get("name"):
-            slot["name"] += function["name"] if not slot["name"] else ""
-        if function.get("arguments"):
-            slot["arguments"] += function["arguments"]
+        if name := _text(function.get("name")):
+            slot["name"] += name if not slot["name"] else ""
+        slot["arguments"] += _text(function.get("arguments"))
         extra = call.get("extra_content")
         if isinstance(extra, dict):
             # Kept as received (Gemini's thought signature lives here) to be sent back unchanged.
@@ -182,6 +197,15 @@ class StreamAccumulator:
             text="".join(self.text), tool_calls=calls, finish_reason=self.finish_reason,
             refusal="".join(self.refusal), usage=self.usage,
         )
+
+
+def _text(value: object) -> str:
+    """A string field of a chunk: absent (null) is "", anything but a string a malformed chunk."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise TypeError(f"expected a string, got {type(value).__name__}")
+    return value
 
 
 def _merged(base: dict, extra: dict) -> dict:
