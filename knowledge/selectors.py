@@ -19,7 +19,7 @@ from django.urls import reverse
 from django.utils.text import slugify
 from pgvector.django import CosineDistance, VectorField
 
-from knowledge.content import sha256
+from knowledge import topics
 from knowledge.embedders import Embedder, get_embedders
 from knowledge.models import Document, KnowledgeChunk, LexemeStat
 
@@ -31,6 +31,17 @@ QUESTION_WORDS = frozenset(
     "what which who whom whose where when why how does did do can could would is are was "
     "wat welk welke wie waar wanneer waarom hoe hoeveel heeft hebben kan kun kunt zou".split()
 )
+# A word of a topic the question names (knowledge.topics: "study" names education, so
+# "degree", "university" and "opleiding" join the query) counts this much of the visitor's own.
+EXPANSION_WEIGHT = 0.5
+# The RRF weight of the heading ranking: sections whose heading names what was asked ("Education"
+# for "Where did she study?", "Opleiding" for "Waar heeft ze gestudeerd?").
+HEADING_WEIGHT = 1.0
+# A ranking "agrees" on a chunk when it puts it this high (see is_relevant).
+AGREE_TOP = 3
+# How much a lexical match lowers the relevance floor, within a language and across languages.
+SAME_LANGUAGE_LEXICAL = 0.03
+CROSS_LANGUAGE_LEXICAL = 0.05
 
 
 @dataclass
@@ -46,6 +57,9 @@ class SearchHit:
     fulltext_score: float | None = None
     fulltext_rank: int | None = None
     fused_score: float = 0.0
+    heading_rank: int | None = None  # in the ranking of headings that name the question's words
+    agreement: int = 0  # how many rankings (each model, full text, headings) put it in their top 3
+    other_language: bool = False  # the document is not in the question's language
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -57,21 +71,39 @@ def query_lexemes(query: str) -> list[str]:
     A word that either language treats as a stop word is dropped: "die", "over" or "had" are
     noise in a bilingual index even where only one language lists them.
     """
+    return [lex for lex, weight in query_terms(query).items() if weight == 1.0]
+
+
+def _question_words(query: str) -> list[str]:
     words = [w for w in dict.fromkeys(w.lower() for w in _WORD.findall(query)) if w not in QUESTION_WORDS][:64]
-    if not words:
-        return []
+    # A Dutch past participle ("gestudeerd", "gewerkt") has no stem in common with the text's
+    # "studeerde" or "werkt": the word without its "ge-" is searched too.
+    participles = [w[2:] for w in words if w.startswith("ge") and len(w) >= 7 and w.endswith(("d", "t"))]
+    return list(dict.fromkeys(words + participles))
+
+
+def query_terms(query: str) -> dict[str, float]:
+    """Full-text lexemes for a question with their weights: 1 for the visitor's own words,
+    ``EXPANSION_WEIGHT`` for the words of the topics the question names (knowledge.topics)."""
+    own = _question_words(query)
+    if not own:
+        return {}
+    extra = [w for w in topics.expansion(query) if w not in own]
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT tsvector_to_array(to_tsvector('english', w)), "
+            "SELECT w, tsvector_to_array(to_tsvector('english', w)), "
             "tsvector_to_array(to_tsvector('dutch', w)) FROM unnest(%s::text[]) AS w",
-            [words],
+            [own + extra],
         )
         rows = cursor.fetchall()
-    lexemes: list[str] = []
-    for english, dutch in rows:
+    own_set = set(own)
+    terms: dict[str, float] = {}
+    for word, english, dutch in rows:
         if english and dutch:
-            lexemes.extend(english + dutch)
-    return list(dict.fromkeys(lexemes))
+            weight = 1.0 if word in own_set else EXPANSION_WEIGHT
+            for lexeme in english + dutch:
+                terms[lexeme] = max(terms.get(lexeme, 0.0), weight)
+    return terms
 
 
 def _quote(lexeme: str) -> str:
@@ -99,19 +131,23 @@ def _dense(query_vector, embedder: Embedder, limit: int) -> list[tuple[Key, floa
 MAX_DOC_SHARE = 0.2
 
 
-def _fulltext(query: str, embedder: Embedder, limit: int) -> list[tuple[Key, float]]:
-    """IDF-weighted lexical match: rare words count, words found in many chunks do not.
-
-    ``ts_rank`` alone has no notion of rarity, so an OR-query over a question ranks chunks by
-    how often they say "werkt" or "she". Each lexeme weighs ln(N / df), with document
-    frequencies from ``LexemeStat`` (kept by the sync); ``ts_rank`` only breaks ties.
-    """
-    lexemes = query_lexemes(query)
-    if not lexemes:
-        return []
-    stats = dict(LexemeStat.objects.filter(lexeme__in=[*lexemes, ""]).values_list("lexeme", "ndoc"))
+def _term_weights(terms: dict[str, float]) -> dict[str, float]:
+    """Each query lexeme's weight: its inverse document frequency ln(N / df), times its term
+    weight. ``ts_rank`` alone has no notion of rarity, so an OR-query over a question would rank
+    chunks by how often they say "werkt" or "she"; document frequencies come from
+    ``LexemeStat`` (kept by the sync)."""
+    if not terms:
+        return {}
+    stats = dict(LexemeStat.objects.filter(lexeme__in=[*terms, ""]).values_list("lexeme", "ndoc"))
     total = stats.pop("", 0)
-    weights = {lex: math.log(total / df) for lex, df in stats.items() if df and df <= MAX_DOC_SHARE * total}
+    return {lex: math.log(total / df) * terms[lex] for lex, df in stats.items()
+            if df and df <= MAX_DOC_SHARE * total}
+
+
+def _fulltext(terms: dict[str, float], embedder: Embedder, limit: int) -> list[tuple[Key, float]]:
+    """IDF-weighted lexical match: rare words count, words found in many chunks do not;
+    ``ts_rank`` only breaks ties."""
+    weights = _term_weights(terms)
     if not weights:
         return []
     score = " + ".join("CASE WHEN search_vector @@ to_tsquery('simple', %s) THEN %s ELSE 0 END" for _ in weights)
@@ -128,6 +164,54 @@ def _fulltext(query: str, embedder: Embedder, limit: int) -> list[tuple[Key, flo
             [*params, tsquery, embedder.name, limit],
         )
         return [((doc, digest), float(rank)) for doc, digest, rank in cursor.fetchall()]
+
+
+_HEADING_VECTOR = "(to_tsvector('english', heading_path) || to_tsvector('dutch', heading_path))"
+# A heading names the asked thing when it is mostly made of the question's words (or its topic's)
+# and those words are most of the question: "Education" for "Where did she study?" scores 1,
+# "Her role" for "Which company planned container shipments?" 1 x 1/5 (below the bar).
+HEADING_MATCH = 0.5
+
+
+def _headings(query: str, terms: dict[str, float], embedder: Embedder, limit: int) -> list[tuple[Key, float]]:
+    """Sections whose own heading names what the question asks about. The chunk text contains
+    its heading already; this ranking says the whole section is about the asked thing.
+
+    Score: the share of the heading's words that the question (or a topic it names) covers,
+    times the share of the question's words that the heading (or its topic) accounts for.
+    """
+    owner = set(topics.words(settings.TWIN_OWNER_NAME))  # "Where did Mira study?" asks about study
+    asked = [word for word in topics.content_words(query) if word not in owner]
+    if not terms or not asked:
+        return []
+    tsquery = " | ".join(_quote(lex) for lex in terms)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT c.document_id, c.content_hash, c.heading_path, d.lang "
+            "FROM knowledge_knowledgechunk c JOIN knowledge_document d ON d.id = c.document_id, "
+            f"to_tsquery('simple', %s) AS q WHERE c.embed_model = %s AND c.heading_path <> '' "
+            f"AND {_HEADING_VECTOR.replace('heading_path', 'c.heading_path')} @@ q ORDER BY c.id LIMIT %s",
+            [tsquery, embedder.name, limit * 4],
+        )
+        rows = cursor.fetchall()
+    question_topics = topics.topics_of(query)
+    language = topics.language_of(query)
+    scored = []
+    for doc, digest, path, lang in rows:
+        named = topics.content_words(path.rsplit(" > ", 1)[-1])
+        # the question's topics this heading speaks of ("Opleiding" is education)
+        spoken = topics.topic_words([t for t in question_topics if _any_same(named, topics.topic_words([t]))])
+        heading_share = sum(_any_same([word], [*asked, *spoken]) for word in named) / max(len(named), 1)
+        question_share = sum(_any_same([word], [*named, *spoken]) for word in asked) / len(asked)
+        if heading_share * question_share >= HEADING_MATCH:
+            scored.append(((doc, digest), heading_share * question_share, lang == language))
+    # a section in the question's language first when two name the asked thing equally well
+    scored.sort(key=lambda item: (-item[1], not item[2]))  # stable: further ties keep the table's order
+    return [(key, score) for key, score, _ in scored[:limit]]
+
+
+def _any_same(words, others) -> bool:
+    return any(topics.same_word(word, other) for word in words for other in others)
 
 
 def knowledge_search(query: str, *, top_k: int | None = None, mode: Mode = "hybrid",
@@ -150,14 +234,22 @@ def knowledge_search(query: str, *, top_k: int | None = None, mode: Mode = "hybr
                 query_vectors[embedder.name] = embedder.query(query)
             rankings.append((1.0, _dense(query_vectors[embedder.name], embedder, candidates)))
     fulltext: list[tuple[Key, float]] = []
+    headings: list[tuple[Key, float]] = []
     if mode in ("hybrid", "fulltext"):
-        fulltext = _fulltext(query, primary, candidates)
+        terms = query_terms(query)
+        fulltext = _fulltext(terms, primary, candidates)
         rankings.append((settings.TWIN_FULLTEXT_WEIGHT if mode == "hybrid" else 1.0, fulltext))
+        if mode == "hybrid":
+            headings = _headings(query, terms, primary, candidates)
+            rankings.append((HEADING_WEIGHT, headings))
 
     fused: dict[Key, float] = {}
+    agreement: dict[Key, int] = {}
     for weight, ranking in rankings:
         for rank, (key, _score) in enumerate(ranking, start=1):
             fused[key] = fused.get(key, 0.0) + weight / (RRF_K + rank)
+            if rank <= AGREE_TOP:
+                agreement[key] = agreement.get(key, 0) + 1
     order = sorted(fused, key=lambda key: (-fused[key], key))[:top_k]
     if not order:
         return []
@@ -167,7 +259,7 @@ def knowledge_search(query: str, *, top_k: int | None = None, mode: Mode = "hybr
     rows = (
         KnowledgeChunk.objects.filter(embed_model=primary.name, content_hash__in={h for _, h in order})
         .only("id", "document_id", "content_hash", "heading_path", "text",
-              "document__title", "document__url", "document__kind", "document__path")
+              "document__title", "document__url", "document__kind", "document__path", "document__lang")
     )
     if primary.name not in query_vectors:
         query_vectors[primary.name] = primary.query(query)
@@ -177,6 +269,8 @@ def knowledge_search(query: str, *, top_k: int | None = None, mode: Mode = "hybr
     by_key = {(row.document_id, row.content_hash): row for row in rows}
     primary_rank = {key: rank for rank, (key, _) in enumerate(rankings[0][1], start=1)} if mode != "fulltext" else {}
     fulltext_at = {key: (rank, score) for rank, (key, score) in enumerate(fulltext, start=1)}
+    heading_at = {key: rank for rank, (key, _) in enumerate(headings, start=1)}
+    language = topics.language_of(query)
     hits = []
     for key in order:
         chunk = by_key.get(key)
@@ -189,6 +283,8 @@ def knowledge_search(query: str, *, top_k: int | None = None, mode: Mode = "hybr
             heading_path=chunk.heading_path, text=chunk.text,
             dense_score=1.0 - float(chunk.distance), dense_rank=primary_rank.get(key),
             fulltext_score=f_score, fulltext_rank=f_rank, fused_score=fused[key],
+            heading_rank=heading_at.get(key), agreement=agreement.get(key, 0),
+            other_language=chunk.document.lang != language,
         ))
     return hits
 
@@ -217,13 +313,19 @@ def document_by_slug(slug: str) -> Document | None:
 def is_relevant(hit: SearchHit, embedder: Embedder) -> bool:
     """Whether a hit is good enough to answer from (fail closed: no answer beats a guess).
 
-    Cosine scores of one model bunch together, so the floor is per model and a lexical match
-    lowers it a little: a passage sharing the question's words needs less semantic evidence.
+    Cosine scores of one model bunch together, so the floor is per model, and other evidence
+    lowers it a little: a passage sharing the question's words needs less semantic evidence,
+    and so does one that two rankings (the models, full text, headings) both put in their top 3
+    (off-topic questions get scattered rankings; measured with ``manage.py eval_retrieval``).
     """
     floor = settings.TWIN_RELEVANCE_FLOOR or getattr(embedder, "relevance_floor", 0.0)
     dense = hit.dense_score if hit.dense_score is not None else 0.0
-    if hit.fulltext_rank is not None:
-        return dense >= floor - 0.03
+    # a question in one language scores lower against text in the other, even on its rare words
+    lexical = CROSS_LANGUAGE_LEXICAL if hit.other_language else SAME_LANGUAGE_LEXICAL
+    if hit.fulltext_rank is not None and dense >= floor - lexical:
+        return True
+    if hit.agreement >= 2 and dense >= floor - 0.015:
+        return True
     return dense >= floor
 
 
@@ -234,6 +336,8 @@ def availability_chunks(language: str) -> list[dict]:
         .select_related("document")
         .order_by("document__path", "ordinal")
     )
+    # one row per chunk and embedding model: each chunk once
+    chunks = list({(c.document_id, c.content_hash): c for c in chunks}.values())
     preferred = [c for c in chunks if c.document.lang == language] or chunks
     return [
         {"chunk_id": c.pk, "document_title": c.document.title,

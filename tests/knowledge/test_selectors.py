@@ -6,10 +6,14 @@ from django.db import connection
 from knowledge.models import Document
 from knowledge.prefix import knowledge_prefix
 from knowledge.selectors import (
+    HEADING_WEIGHT,
     RRF_K,
+    SearchHit,
+    availability_chunks,
     is_relevant,
     knowledge_search,
     query_lexemes,
+    query_terms,
 )
 
 pytestmark = pytest.mark.django_db
@@ -23,6 +27,18 @@ def test_query_lexemes_keep_both_stems_and_drop_stop_words(db):
     assert "de" not in dutch
     assert any(lex.startswith("fiets") for lex in dutch)
     assert query_lexemes("?!") == []
+
+
+def test_a_dutch_participle_also_searches_its_stem(db):
+    # "gestudeerd" shares no stem with the text's "studeerde"; without its "ge-" it does
+    assert {"gestudeerd", "studeerd"} <= set(query_lexemes("Waar heeft ze gestudeerd?"))
+
+
+def test_topic_words_join_the_query_at_a_lower_weight(db):
+    terms = query_terms("Where did she study?")
+    assert terms["studi"] == 1.0  # the visitor's own word
+    assert terms["educ"] == terms["opleid"] == 0.5  # words of the education topic, in both languages
+    assert "educ" not in query_lexemes("Where did she study?")
 
 
 @pytest.mark.parametrize(
@@ -45,8 +61,9 @@ def test_hits_carry_every_score_and_fuse_by_rank(kb, embedders):
     top = hits[0]
     assert top.dense_score is not None and top.fulltext_score is not None
     assert top.dense_rank is not None and top.fulltext_rank is not None
-    # fused = sum of weighted 1/(k + rank); the two dense models each add at most 1/(k+1)
-    assert top.fused_score <= 2 / (RRF_K + 1) + 0.5 / (RRF_K + top.fulltext_rank) + 1e-9
+    # fused = sum of weighted 1/(k + rank); the two dense models and the headings each add at most 1/(k+1)
+    headings = HEADING_WEIGHT / (RRF_K + top.heading_rank) if top.heading_rank else 0.0
+    assert top.fused_score <= 2 / (RRF_K + 1) + 0.5 / (RRF_K + top.fulltext_rank) + headings + 1e-9
     assert top.fused_score >= 0.5 / (RRF_K + top.fulltext_rank)
     assert [h.fused_score for h in hits] == sorted((h.fused_score for h in hits), reverse=True)
 
@@ -131,3 +148,51 @@ def test_prefix_is_cached_per_knowledge_version(kb, django_assert_max_num_querie
     knowledge_prefix()
     with django_assert_max_num_queries(1):  # the version digest only
         knowledge_prefix()
+
+
+@pytest.mark.parametrize(
+    ("question", "title", "heading"),
+    [
+        ("Where did she study?", "Curriculum Vitae", "Education"),
+        ("Waar heeft ze gestudeerd?", "Over Mira (Nederlands)", "Opleiding"),
+        ("Which languages does she speak?", "Curriculum Vitae", "Languages"),
+    ],
+)
+def test_a_heading_that_names_the_asked_thing_ranks_its_section(kb, question, title, heading):
+    hits = knowledge_search(question, top_k=3)
+    section = next(h for h in hits if (h.document_title, h.heading_path) == (title, heading))
+    assert section.heading_rank is not None
+    # a job title mentioning "role" or "engineer" does not name "Where did she study?"
+    assert all(h.heading_rank is None for h in hits if h.heading_path.startswith("Current role"))
+
+
+def test_a_topic_finds_the_answer_in_other_words(kb, embedders):
+    # the question says "pets", the text says "cat"; a Dutch question finds the English text
+    for question in ("Does she have pets?", "Heeft ze huisdieren?"):
+        hits = knowledge_search(question, top_k=3)
+        assert hits[0].document_title == "About Mira" and "cat" in hits[0].text
+        assert is_relevant(hits[0], embedders[0])
+
+
+def test_relevance_takes_agreement_and_language_into_account(settings, embedders):
+    floor = embedders[0].relevance_floor
+    settings.TWIN_RELEVANCE_FLOOR = 0.0
+
+    def hit(**scores) -> SearchHit:
+        return SearchHit(chunk_id=1, document_title="T", document_url="/t/", document_kind="cv", heading_path="",
+                         text="t", **scores)
+
+    assert is_relevant(hit(dense_score=floor), embedders[0])
+    assert not is_relevant(hit(dense_score=floor - 0.01), embedders[0])
+    # two rankings agreeing on it make up for a little less similarity, one does not
+    assert is_relevant(hit(dense_score=floor - 0.01, agreement=2), embedders[0])
+    assert not is_relevant(hit(dense_score=floor - 0.01, agreement=1), embedders[0])
+    # a shared word counts for more across languages, where the similarity runs lower
+    assert not is_relevant(hit(dense_score=floor - 0.04, fulltext_rank=1), embedders[0])
+    assert is_relevant(hit(dense_score=floor - 0.04, fulltext_rank=1, other_language=True), embedders[0])
+
+
+def test_availability_chunks_come_once_each_in_the_visitors_language(kb):
+    dutch = availability_chunks("nl")
+    assert {c["document_title"] for c in dutch} == {"Beschikbaarheid en tarieven"}
+    assert len({c["text"] for c in dutch}) == len(dutch)  # one row per chunk, not one per model

@@ -1,0 +1,200 @@
+"""The topics visitors ask a professional's twin about, in the words of both languages.
+
+A visitor asks "Where did she study?" and the CV says "Education" and "MSc"; a Dutch visitor
+asks "Waar woont ze?" and the only answer is the English "She lives in Utrecht". Embeddings
+bridge some of that, not reliably for short questions. This small, hand-written thesaurus
+bridges the rest, and it is the same for every owner: it names kinds of facts (education,
+languages spoken, rates), not facts about anyone.
+
+Search adds a matched topic's other words to the full-text query at a lower weight and ranks
+sections whose heading names the topic; the offline provider uses the same words to pick the
+sentence that answers. Every word is listed as it is written (plural, past tense, Dutch
+participle), so matching is plain word equality and easy to explain: the trace shows which
+topic a question hit.
+"""
+
+from __future__ import annotations
+
+import re
+
+# A word may appear in more than one topic; ``free_time`` is a phrase ("free time"); ``~language``
+# is found through the topic but does not name it ("programming languages" is not about languages
+# spoken). Words that name many things ("work", "start", "free", "speak": a talk or a language?)
+# are left out: they would drag every question towards one topic.
+TOPICS: dict[str, str] = {
+    "education": (
+        "study studied studies studying student degree degrees diploma diplomas graduate graduated graduating "
+        "graduation university universities college education educated school master masters msc bachelor "
+        "bachelors bsc phd doctorate thesis alma "
+        "studeren studeert studeerde gestudeerd studie opleiding opleidingen universiteit hogeschool "
+        "afgestudeerd afstuderen scriptie gepromoveerd promotie"
+    ),
+    "employment": (
+        "employer employers employed employment company companies job jobs career position positions role roles "
+        "work_at works_at working_at work_for works_for working_for "
+        "werkgever werkgevers bedrijf bedrijven baan banen loopbaan functie functies werkervaring werkt_bij werkzaam"
+    ),
+    "residence": (
+        "live lives lived living based located hometown reside resides residence "
+        "woont wonen woonde woonplaats gevestigd"
+    ),
+    "pets": (
+        "pet pets cat cats kitten dog dogs puppy animal animals "
+        "huisdier huisdieren kat katten poes hond honden dier dieren"
+    ),
+    "family": "family partner married spouse wife husband gezin familie getrouwd echtgenoot echtgenote",
+    "leisure": (
+        "hobby hobbies pastime leisure spare outside volunteer volunteers volunteering sport sports "
+        "free_time spare_time weekend weekends "
+        "hobby's vrije_tijd vrijetijd vrijwilliger vrijwilligers vrijwilligerswerk vrijwillig sporten"
+    ),
+    "spoken_languages": (
+        "~language ~languages spoken fluent fluently native bilingual "
+        "taal talen vloeiend moedertaal tweetalig"
+    ),
+    "talks": (
+        "talk talks speaker speaking spoke conference conferences presentation presentations keynote meetup "
+        "lezing lezingen spreker sprak gesproken conferentie conferenties presentatie presentaties"
+    ),
+    "writing": (
+        "article articles blog blogs post posts wrote written writing publication publications published "
+        "artikel artikelen schrijft schreef geschreven publicatie publicaties gepubliceerd"
+    ),
+    "certification": (
+        "certificate certificates certification certifications certified "
+        "certificaat certificaten certificering gecertificeerd"
+    ),
+    "teaching": (
+        "teach teaches taught teaching teacher lecturer course courses "
+        "les lessen lesgeven lesgeeft docent doceert cursus cursussen onderwijs"
+    ),
+    "team": (
+        "team teams lead leads leading led manage manages managed manager management engineers "
+        "leidt leiden leidde geleid leiding leidinggevende"
+    ),
+    "skills": (
+        "skill skills technology technologies tool tools stack expertise proficient "
+        "vaardigheden vaardigheid technologie technologieën expertise"
+    ),
+    "rates": (
+        "rate rates price prices pricing cost costs charge charges fee fees expensive terms conditions "
+        "tarief tarieven uurtarief dagtarief prijs prijzen kost kosten voorwaarden"
+    ),
+    "availability": (
+        "available availability capacity "
+        "beschikbaar beschikbaarheid inzetbaar"
+    ),
+    "contact": "contact reach email e-mail message touch bereiken bericht mailen",
+}
+
+# Function words: they name nothing, in a heading or a question; they also tell the languages apart.
+ENGLISH_STOP_WORDS = frozenset(
+    "a an the and or but of for with without to in on at by from as into about after before over under "
+    "is are was were be been being has have had do does did can could would will shall should may might must "
+    "i you he she it we they me him her his its our their my your this that these those there here what "
+    "which who whom whose where when why how not no yes also too very much many more most some any all".split()
+)
+DUTCH_STOP_WORDS = frozenset(
+    "de het een en of maar van voor met zonder naar in op aan bij uit als over na onder om tot door "
+    "is zijn was waren ben bent wordt worden werd heeft hebben had hadden doet doen deed kan kun kunt "
+    "kon zou zal wil ik jij je u hij zij ze wij we haar hem zijn hun mijn jouw dit dat deze die er "
+    "hier wat welk welke wie waar wanneer waarom hoe niet geen ja ook zeer veel meer meest sommige alle "
+    "nog al eens dan".split()
+)
+STOP_WORDS = ENGLISH_STOP_WORDS | DUTCH_STOP_WORDS
+_WORD = re.compile(r"[\w'-]+", re.UNICODE)
+
+
+def _entries(topic: str) -> tuple[frozenset[str], frozenset[str], tuple[str, ...]]:
+    """A topic's words that name it, its words found only through it, and its phrases."""
+    entries = TOPICS[topic].split()
+    return (frozenset(e for e in entries if "_" not in e and not e.startswith("~")),
+            frozenset(e[1:] for e in entries if e.startswith("~")),
+            tuple(e.replace("_", " ") for e in entries if "_" in e))
+
+
+_INDEX = {topic: _entries(topic) for topic in TOPICS}
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased words (hyphens and apostrophes inside a word kept)."""
+    return [w.strip("'-") for w in _WORD.findall(text.lower()) if w.strip("'-")]
+
+
+def topics_of(text: str) -> list[str]:
+    """The topics a text names, in TOPICS order."""
+    found = words(text)
+    present, joined = set(found), f" {' '.join(found)} "
+    return [topic for topic, (naming, _, phrases) in _INDEX.items()
+            if present & naming or any(f" {phrase} " in joined for phrase in phrases)]
+
+
+def phrase_words(text: str) -> set[str]:
+    """The words of a text that are part of a topic's phrase ("spare time"): the phrase, not each
+    word, is what the text asks about."""
+    joined = f" {' '.join(words(text))} "
+    return {word for _, _, phrases in _INDEX.values() for phrase in phrases if f" {phrase} " in joined
+            for word in phrase.split()}
+
+
+def topic_words(topics: list[str]) -> set[str]:
+    """Every single word of ``topics``."""
+    return {word for topic in topics for word in _INDEX[topic][0] | _INDEX[topic][1]}
+
+
+def language_of(text: str) -> str:
+    """``nl`` when a text has more Dutch than English function words, else ``en``."""
+    found = words(text)
+    dutch = sum(w in DUTCH_STOP_WORDS and w not in ENGLISH_STOP_WORDS for w in found)
+    english = sum(w in ENGLISH_STOP_WORDS and w not in DUTCH_STOP_WORDS for w in found)
+    return "nl" if dutch > english else "en"
+
+
+def content_words(text: str) -> list[str]:
+    """The words of a text that name something: no function words, no bare numbers."""
+    return [w for w in words(text) if w not in STOP_WORDS and not w.isdigit()]
+
+
+def expansion(text: str) -> list[str]:
+    """The other words of every topic the text names (the text's own words left out)."""
+    return sorted(topic_words(topics_of(text)) - set(words(text)))
+
+
+# Irregular forms, so "What did she build?" finds "She built ...".
+_IRREGULAR = {
+    "built": "build", "taught": "teach", "led": "lead", "spoke": "speak", "spoken": "speak", "wrote": "write",
+    "written": "write", "ran": "run", "began": "begin", "begun": "begin", "made": "make", "gave": "give",
+    "given": "give", "held": "hold", "won": "win", "brought": "bring", "thought": "think", "sold": "sell",
+    "kept": "keep", "left": "leave", "met": "meet", "paid": "pay", "grew": "grow", "grown": "grow",
+    "chose": "choose", "chosen": "choose", "drove": "drive", "driven": "drive", "rode": "ride", "ridden": "ride",
+    "sprak": "spreek", "gesproken": "spreek", "schreef": "schrijf", "geschreven": "schrijf", "begon": "begin",
+    "begonnen": "begin", "gaf": "geef", "gegeven": "geef", "liep": "loop", "gelopen": "loop",
+    "gewonnen": "win", "koos": "kies", "gekozen": "kies",
+}
+# Heads of English words that end like a Dutch compound's head word but are not compounds.
+_NOT_HEADS = frozenset("rate ring ting able tion ment ness less ship ward wise like time ence ance sion".split())
+_SUFFIXES = ("ies", "ied", "ing", "ers", "ed", "es", "er", "ly", "en", "de", "te", "s", "e")
+
+
+def _stem(word: str) -> str:
+    """A word without its inflection ("studies" -> "study", "speaking" -> "speak", "lived" -> "liv")."""
+    word = word.removesuffix("'s")
+    if word in _IRREGULAR:
+        return _IRREGULAR[word]
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= (2 if suffix == "ing" else 3):
+            word = word[: -len(suffix)] + ("y" if suffix in ("ies", "ied") else "")
+            break
+    return word.rstrip("e")
+
+
+def same_word(a: str, b: str) -> bool:
+    """Two words are the same word in another form: "studies"/"study", "lives"/"living", or a
+    Dutch compound and its head ("platformteam"/"team")."""
+    if a == b:
+        return True
+    if _stem(a) == _stem(b):
+        return True
+    short, long = sorted((a, b), key=len)
+    return (long.endswith(short) and len(long) - len(short) >= 3
+            and (len(short) >= 5 or (len(short) == 4 and short not in _NOT_HEADS)))

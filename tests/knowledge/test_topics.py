@@ -1,0 +1,63 @@
+from __future__ import annotations
+
+import pytest
+
+from knowledge import topics
+
+
+@pytest.mark.parametrize(
+    ("text", "topic"),
+    [
+        ("Where did she study?", "education"),
+        ("Waar heeft ze gestudeerd?", "education"),
+        ("Which university did he go to?", "education"),
+        ("Where does she live?", "residence"),
+        ("Waar woont hij?", "residence"),
+        ("Does she have pets?", "pets"),
+        ("Heeft ze huisdieren?", "pets"),
+        ("What does she do in her free time?", "leisure"),
+        ("Wat doet ze in haar vrije tijd?", "leisure"),
+        ("Welke talen spreekt ze?", "spoken_languages"),
+        ("What are her rates?", "rates"),
+        ("Where does she work at the moment?", "employment"),
+    ],
+)
+def test_a_question_names_its_topic_in_either_language(text, topic):
+    assert topic in topics.topics_of(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Is she free next week?", "Which programming languages does she use?", "When did she start?",
+     "Does she speak Dutch?"],
+)
+def test_words_that_name_many_things_name_no_topic(text):
+    # "free", "languages" (programming or spoken?), "start" and "speak" are left out on purpose
+    assert topics.topics_of(text) == []
+
+
+def test_expansion_adds_the_topics_other_words_in_both_languages():
+    words = topics.expansion("Where did she study?")
+    assert {"education", "degree", "university", "opleiding", "universiteit"} <= set(words)
+    assert "study" not in words  # the question's own word is not an expansion
+    # found through a topic, though the word alone does not name it
+    assert {"language", "languages"} <= set(topics.expansion("Welke talen spreekt ze?"))
+
+
+def test_phrase_words_belong_to_the_phrase():
+    assert topics.phrase_words("What does she do in her spare time?") == {"spare", "time"}
+    assert topics.phrase_words("How much time does a review take?") == set()
+
+
+def test_content_words_drop_function_words_and_numbers():
+    assert topics.content_words("Where did she work in 2019 and what was her role?") == ["work", "role"]
+    assert topics.content_words("Waar heeft ze gewerkt?") == ["gewerkt"]
+
+
+@pytest.mark.parametrize(
+    ("text", "lang"),
+    [("Waar heeft ze gestudeerd?", "nl"), ("Where did she study?", "en"), ("Ledgerline?", "en"),
+     ("Hoe groot is het team dat ze leidt?", "nl")],
+)
+def test_language_of_counts_function_words(text, lang):
+    assert topics.language_of(text) == lang
