@@ -10,15 +10,17 @@ import asyncio
 import json
 import logging
 import uuid
+from urllib.parse import parse_qs
 
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
+from chat.embed import conversation_from_token
 from chat.locks import conversation_running
 from chat.models import Conversation
 from chat.selectors import conversation_since
 from chat.services import TurnRejected, conversation_group, ip_hash, turn_run
-from chat.texts import language_from_scope
+from chat.texts import language, language_from_scope
 from chat.texts import text as say
 from chat.validation import frame_problem, question_problem
 from chat.views import SESSION_KEY
@@ -43,7 +45,10 @@ class ChatConsumer(AsyncWebsocketConsumer):
     lang: str = "en"
 
     async def connect(self) -> None:
-        self.lang = language_from_scope(self.scope)  # the page's: switch cookie, else the browser
+        query = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
+        # the page's language: the embedded chat says it (?lang=), else switch cookie, else browser
+        self.lang = language(query["lang"][0]) if query.get("lang") else language_from_scope(self.scope)
+        embedded = conversation_from_token((query.get("t") or [""])[0])  # the embedded chat's token
         raw = self.scope["url_route"]["kwargs"]["conversation_id"]
         try:
             conversation_id = uuid.UUID(raw)
@@ -59,7 +64,9 @@ class ChatConsumer(AsyncWebsocketConsumer):
             return
         # A conversation belongs to the browser session that started it: knowing its id is not enough.
         session = self.scope.get("session")
-        if session is None or await database_sync_to_async(session.get)(SESSION_KEY) != str(conversation_id):
+        owned = embedded == str(conversation_id) or (
+            session is not None and await database_sync_to_async(session.get)(SESSION_KEY) == str(conversation_id))
+        if not owned:
             await self.error("forbidden")
             await self.close(code=4403)
             return

@@ -128,6 +128,9 @@ TEXTS = {
     "ui.close": _("Close"),
     "ui.card_title": _("Your message to {owner}"),
     "ui.back": _("Back to the chat"),
+    # the embeddable twin's launcher (embed.js) on the owner's other sites
+    "ui.embed_label": _("Ask {owner}'s twin"),
+    "ui.embed_refused": _("This website is not allowed to show {owner}'s twin."),
     "ui.updated": _("Updated"),
 }
 

@@ -1,13 +1,16 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.utils import translation
 from django.utils.csp import CSP
+from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csp import csp_override
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
 
 from approvals.models import PendingApproval
+from chat.embed import conversation_from_token, conversation_token, origin_allowed
 from chat.models import Conversation
 from chat.selectors import starter_questions, trace_for_message, why_context
 from chat.services import conversation_create, ip_hash
@@ -45,9 +48,13 @@ def chat_page(request: HttpRequest) -> HttpResponse:
             return limited
         conversation = conversation_create(visitor_ip=client_ip_from_request(request))
         request.session[SESSION_KEY] = str(conversation.pk)
-    messages = [m for m in conversation.messages.select_related("turn") if m.content]
     lang = language(request.LANGUAGE_CODE)  # LocaleMiddleware: the switch's cookie, else the browser
-    return render(request, "chat/index.html", {
+    return render(request, "chat/index.html", _chat_context(conversation, lang))
+
+
+def _chat_context(conversation: Conversation, lang: str) -> dict:
+    messages = [m for m in conversation.messages.select_related("turn") if m.content]
+    return {
         "conversation": conversation,
         "messages": messages,
         "owner": settings.TWIN_OWNER_NAME,
@@ -57,7 +64,63 @@ def chat_page(request: HttpRequest) -> HttpResponse:
         "approvals": PendingApproval.objects.filter(conversation=conversation).order_by("created_at"),
         "starters": starter_questions(lang),
         "page_texts": page_texts(lang),
-    })
+    }
+
+
+# --- the embeddable twin (chat/embed.py) -------------------------------------------------------
+
+def _cors(response: HttpResponse, origin: str) -> HttpResponse:
+    if origin:
+        response["Access-Control-Allow-Origin"] = origin
+        response["Vary"] = "Origin"
+    return response
+
+
+@require_GET
+def embed_script(request: HttpRequest) -> HttpResponse:
+    """``<script src=".../embed.js" data-lang="nl" async>``: the launcher, for any page."""
+    response = HttpResponse((settings.BASE_DIR / "static" / "embed.js").read_bytes(),
+                            content_type="text/javascript; charset=utf-8")
+    response["Cache-Control"] = "public, max-age=3600"
+    return response
+
+
+@require_GET
+def embed_config(request: HttpRequest) -> JsonResponse:
+    """What the launcher on the page at ``Origin`` may show: allowed or refused, with the label and
+    colour (CORS: any page may ask; only the listed origins get a chat)."""
+    origin = request.headers.get("Origin", "")
+    lang = language(request.GET.get("lang"))
+    label = settings.TWIN_EMBED_LABEL or say("ui.embed_label", lang)
+    body = {"allowed": origin_allowed(origin), "label": label, "color": settings.TWIN_EMBED_COLOR,
+            "close": say("ui.close", lang), "refused": say("ui.embed_refused", lang)}
+    return _cors(JsonResponse(body), origin)
+
+
+@xframe_options_exempt
+def embed_page(request: HttpRequest) -> HttpResponse:
+    """The chat inside the iframe. Its conversation comes from a signed token (``?t=``), not a
+    cookie; framing is allowed only to TWIN_EMBED_ORIGINS (CSP frame-ancestors)."""
+    lang = language(request.GET.get("lang") or request.LANGUAGE_CODE)
+    if "t" not in request.GET and "new" not in request.GET:
+        # First the page's own storage is asked for a conversation it already has (static/embed-boot.js).
+        response = render(request, "chat/embed_boot.html")
+        response._csp_config = {**VISITOR_CSP, "frame-ancestors": [CSP.SELF, *settings.TWIN_EMBED_ORIGINS]}
+        return response
+    conversation_id = conversation_from_token(request.GET.get("t"))
+    conversation = Conversation.objects.filter(pk=conversation_id).first() if conversation_id else None
+    if conversation is None:
+        if (limited := _limited(request, "conversation")) is not None:
+            return limited
+        conversation = conversation_create(visitor_ip=client_ip_from_request(request))
+    with translation.override(lang):
+        response = render(request, "chat/index.html", _chat_context(conversation, lang) | {
+            "token": conversation_token(conversation.pk), "lang": lang,
+            # the embedding page, told the token by postMessage: only an origin on the list
+            "host": request.GET["host"] if origin_allowed(request.GET.get("host", "")) else "",
+        })
+    response._csp_config = {**VISITOR_CSP, "frame-ancestors": [CSP.SELF, *settings.TWIN_EMBED_ORIGINS]}
+    return response
 
 
 @require_POST

@@ -13,6 +13,22 @@
   const send = document.getElementById("send");
   const status = document.getElementById("status");
   const md = window.markdownit("commonmark", {html: false, linkify: false, typographer: false});
+  // Embedded in another site (embed.js): the conversation is a signed token kept in this frame's
+  // storage, sent with the socket and the feedback; no cookies needed.
+  const token = page.dataset.token || "";
+  if (token) {
+    try { localStorage.setItem("twinsite-conversation", token); } catch { /* storage blocked */ }
+    // the host page keeps it too (its own storage is first-party): only to the listed origin
+    if (page.dataset.host && window.parent !== window) {
+      window.parent.postMessage({type: "twinsite-token", token}, page.dataset.host);
+    }
+    document.getElementById("new").addEventListener("click", () => {
+      try { localStorage.removeItem("twinsite-conversation"); } catch { /* storage blocked */ }
+      const query = new URLSearchParams({lang: page.dataset.lang, new: "1"});
+      if (page.dataset.host) query.set("host", page.dataset.host);
+      location.replace(`${location.pathname}?${query}`);
+    });
+  }
 
   let socket = null, current = null, busy = false, synced = false, retryDelay = 1000, keys = 0;
   let resyncTimer = null, resyncs = 0;
@@ -226,7 +242,8 @@
   function connect() {
     const scheme = location.protocol === "https:" ? "wss" : "ws";
     synced = false; updateSend();
-    socket = new WebSocket(`${scheme}://${location.host}/ws/chat/${conversationId}/`);
+    const auth = token ? `?t=${encodeURIComponent(token)}&lang=${page.dataset.lang}` : "";
+    socket = new WebSocket(`${scheme}://${location.host}/ws/chat/${conversationId}/${auth}`);
     socket.onopen = () => {
       retryDelay = 1000;
       // first what this page missed (answers that finished while it was away), then questions
@@ -345,7 +362,8 @@
   async function postFeedback(div, rating, comment) {
     const res = await fetch("/api/feedback", {
       method: "POST", credentials: "same-origin",
-      headers: {"Content-Type": "application/json", "X-CSRFToken": csrfToken()},
+      headers: token ? {"Content-Type": "application/json", "X-Twin-Token": token}
+        : {"Content-Type": "application/json", "X-CSRFToken": csrfToken()},
       body: JSON.stringify({message_id: Number(div.dataset.messageId), rating, comment: comment || ""}),
     });
     return res.ok;

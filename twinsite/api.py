@@ -17,6 +17,7 @@ from ninja.utils import check_csrf
 
 from approvals.api import router as approvals_router
 from chat.api import router as chat_router
+from chat.embed import conversation_from_token
 from chat.models import Feedback, Message
 from chat.views import SESSION_KEY
 from twinsite import api_errors
@@ -106,6 +107,15 @@ class VisitorSession:
     def __call__(self, request):
         if request.content_type != "application/json":
             raise ApiError(415, "json_required", "Send the body as application/json.")
+        # The embedded chat (chat/embed.py) has no cookies: its signed token names its conversation.
+        # A custom header is never sent across sites without CORS, which this API does not allow.
+        if "X-Twin-Token" in request.headers:
+            conversation_id = conversation_from_token(request.headers["X-Twin-Token"])
+            if conversation_id is None:
+                raise ApiError(403, "bad_token", "The conversation token is invalid or expired.")
+            request.twin_conversation = conversation_id
+            return True
+        request.twin_conversation = request.session.get(SESSION_KEY)
         if check_csrf(request) is not None:
             raise ApiError(403, "csrf_failed", "Send Django's CSRF token in the X-CSRFToken header.")
         return True
@@ -116,7 +126,7 @@ def feedback_create(request, payload: FeedbackIn) -> Status:
     """Rate an answer of your own conversation; rating it again replaces the first rating."""
     message = Message.objects.filter(
         pk=payload.message_id, role=Message.Role.ASSISTANT,
-        conversation_id=request.session.get(SESSION_KEY),
+        conversation_id=request.twin_conversation,
     ).first()
     if message is None:
         raise ApiError(404, "unknown_message", "No answer with this id in your conversation.")

@@ -272,6 +272,17 @@ LOGGING = {
 
 TWIN_OWNER_NAME = env_str("TWIN_OWNER_NAME", "Mira Jansen")
 
+# The embeddable twin (embed.js on other sites): the origins allowed to frame it, exactly as a
+# browser writes them ("https://mira.example", no path), and the launcher's label and colour.
+TWIN_EMBED_ORIGINS = env_list("TWIN_EMBED_ORIGINS")
+for _origin in TWIN_EMBED_ORIGINS:
+    if not re.fullmatch(r"https?://[a-z0-9.\-]+(?::\d{1,5})?", _origin):
+        raise ImproperlyConfigured(f"TWIN_EMBED_ORIGINS: {_origin!r} is not an origin like https://example.org")
+TWIN_EMBED_LABEL = env_str("TWIN_EMBED_LABEL", "")  # empty: "Ask <owner>'s twin" in the page's language
+TWIN_EMBED_COLOR = env_str("TWIN_EMBED_COLOR", "#2449b8")
+if not re.fullmatch(r"#[0-9a-fA-F]{6}", TWIN_EMBED_COLOR):
+    raise ImproperlyConfigured(f"TWIN_EMBED_COLOR must be a colour like #2449b8, got {TWIN_EMBED_COLOR!r}")
+
 # Knowledge base
 TWIN_KNOWLEDGE_DIR = Path(env_str("TWIN_KNOWLEDGE_DIR", str(BASE_DIR / "knowledge" / "content"))).resolve()
 # Embedding models, first = primary (full-text rows, relevance). Several are fused by rank.

@@ -1,0 +1,146 @@
+"""The embeddable twin in a real browser: a static page on another local origin (``localhost``,
+while Twinsite is served on ``127.0.0.1``: another site) adds the launcher with one script tag."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from tests.e2e.test_chat_page import (  # noqa: F401 (fixtures)
+    Watch,
+    launch,
+    needs_browser,
+    server,
+    shot,
+)
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class HostSite:
+    """A plain website on localhost:<port> whose page carries the launcher's script tag."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.twin = ""
+        site = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                body = (f'<!doctype html><html lang="en"><head><title>Mira\'s blog</title></head><body>'
+                        f"<h1>Mira's blog</h1><p>A static page.</p>"
+                        f'<script src="{site.twin}/embed.js" data-lang="nl" async></script></body></html>').encode()
+                if self.path == "/favicon.ico":
+                    body = b""
+                self.send_response(200 if self.path in ("/", "/index.html", "/favicon.ico") else 404)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://localhost:{self.port}/"
+
+
+@pytest.fixture
+def sites(monkeypatch):
+    allowed, other = HostSite(), HostSite()
+    monkeypatch.setenv("TWIN_EMBED_ORIGINS", f"http://localhost:{allowed.port}")
+    yield allowed, other
+    allowed.httpd.shutdown()
+    other.httpd.shutdown()
+
+
+@needs_browser
+def test_the_widget_on_another_site_streams_an_answer_keeps_the_conversation_and_drafts_a_message(sites, server):  # noqa: F811
+    from playwright.sync_api import sync_playwright
+
+    from approvals.models import PendingApproval
+
+    allowed, other = sites
+    allowed.twin = other.twin = server
+    with sync_playwright() as pw:
+        browser = launch(pw)
+        page = browser.new_context(locale="nl-NL").new_page()
+        watch = Watch(page)
+        page.goto(allowed.url)
+        launcher = page.get_by_role("button", name="Vraag het de tweeling van Mira Jansen")
+        launcher.click()
+        chat = page.frame_locator("iframe")
+        chat.locator("#send:not([disabled])").wait_for(timeout=30_000)
+        chat.locator("#question").fill("Wat is haar dagtarief?")
+        chat.locator("#question").press("Enter")
+        answer = chat.locator(".msg.assistant").last
+        answer.locator(".sources a").first.wait_for(timeout=30_000)
+        assert "1.100" in answer.inner_text()
+        answer.get_by_role("button", name="Nuttig", exact=True).click()  # feedback with the token, no cookie
+        answer.locator('.rate button[aria-pressed="true"]').wait_for()
+        shot(page, "12-embed-widget-nl")
+
+        page.reload()  # the host page again: the same conversation, from the frame's own storage
+        page.get_by_role("button", name="Vraag het de tweeling van Mira Jansen").click()
+        chat = page.frame_locator("iframe")
+        chat.locator(".msg.assistant").first.wait_for(timeout=30_000)
+        assert "Wat is haar dagtarief?" in chat.locator(".msg.user").first.inner_text()
+        chat.locator("#send:not([disabled])").wait_for(timeout=30_000)
+        chat.locator("#question").fill("Kun je een bericht doorsturen? Ik ben Anna, anna@example.com.")
+        chat.locator("#question").press("Enter")
+        chat.locator(".approval.pending").wait_for(timeout=30_000)
+        page.keyboard.press("Escape")  # keyboard: Escape closes the panel
+        assert watch.problems == []
+
+        refused = browser.new_context().new_page()
+        refused.goto(other.url)  # a site not in TWIN_EMBED_ORIGINS: a clear refusal, no frame
+        refused.get_by_role("button", name="Vraag het de tweeling van Mira Jansen").click()
+        alert = refused.get_by_role("alert")
+        alert.wait_for()
+        assert "niet tonen" in alert.inner_text() and refused.locator("iframe").count() == 0
+        shot(refused, "13-embed-refused-nl")
+        browser.close()
+    pending = PendingApproval.objects.get()
+    assert pending.status == "pending" and pending.arguments["visitor_email"] == "anna@example.com"
+
+
+def test_the_embedded_page_may_be_framed_only_by_the_listed_origins(client, kb, settings):
+    settings.TWIN_EMBED_ORIGINS = ["https://mira.example"]
+    boot = client.get("/embed/")
+    assert "frame-ancestors 'self' https://mira.example" in boot["Content-Security-Policy"]
+    assert "X-Frame-Options" not in boot
+    page = client.get("/embed/?new=1&lang=nl")
+    assert page.status_code == 200 and 'data-token="' in page.content.decode() and '<html lang="nl">' in \
+        page.content.decode()
+    assert client.get("/").get("X-Frame-Options") == "DENY"  # the normal page is never framed
+    allowed = client.get("/embed/config", HTTP_ORIGIN="https://mira.example").json()
+    refused = client.get("/embed/config", HTTP_ORIGIN="https://evil.example")
+    assert allowed["allowed"] is True and refused.json()["allowed"] is False
+    assert refused["Access-Control-Allow-Origin"] == "https://evil.example"  # it may ask, and is told no
+    script = client.get("/embed.js")
+    assert script["Content-Type"].startswith("text/javascript") and len(script.content) < 10_000
+
+
+def test_a_forged_or_foreign_token_opens_nothing(client, kb):
+    from chat.embed import conversation_token
+    from chat.services import conversation_create
+
+    theirs = conversation_create()
+    page = client.get(f"/embed/?t={conversation_token(theirs.pk)[:-2]}xx")  # tampered: a new conversation
+    assert str(theirs.pk) not in page.content.decode()
+    reply = client.post("/api/feedback", {"message_id": 1, "rating": 1}, content_type="application/json",
+                        HTTP_X_TWIN_TOKEN="forged")
+    assert reply.status_code == 403 and reply.json()["error"]["code"] == "bad_token"
