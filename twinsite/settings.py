@@ -96,6 +96,7 @@ INSTALLED_APPS = [
     "guards",
     "evals",
     "ops",  # background jobs of the owner (knowledge sync, eval runs), backup and restore
+    "digest",  # the owner's daily e-mail and its one-click confirmation links
 ]
 
 MIDDLEWARE = [
@@ -379,6 +380,28 @@ if TWIN_METRICS_TOKEN and len(TWIN_METRICS_TOKEN) < 24:
 TWIN_API_DOCS = env_choice("TWIN_API_DOCS", "public" if DEBUG else "staff", ("off", "staff", "public"))
 TWIN_WORKER_SWEEP_SECONDS = env_int("TWIN_WORKER_SWEEP_SECONDS", 30, minimum=1)
 TWIN_RESUME_MAX_ATTEMPTS = env_int("TWIN_RESUME_MAX_ATTEMPTS", 8, minimum=1)
+
+
+def _digest_time() -> tuple[int, int] | None:
+    value = env_str("TWIN_DIGEST_TIME", "08:00").lower()
+    if value == "off":
+        return None
+    if not (match := re.fullmatch(r"([01]?\d|2[0-3]):([0-5]\d)", value)):
+        raise ImproperlyConfigured(f"TWIN_DIGEST_TIME must be a time like 08:00 (24-hour, TIME_ZONE) or off; "
+                                   f"got {value!r}")
+    return int(match[1]), int(match[2])
+
+
+# The owner's daily digest (digest/): e-mailed to TWIN_OWNER_EMAIL by the worker at TWIN_DIGEST_TIME
+# (hour, minute in TIME_ZONE; None: never), in TWIN_OWNER_LANGUAGE. Its approve/reject links point
+# at TWIN_SITE_URL and lead to a confirmation page; they work once, for TWIN_DIGEST_LINK_TTL.
+TWIN_DIGEST_TIME = _digest_time()
+TWIN_OWNER_LANGUAGE = env_choice("TWIN_OWNER_LANGUAGE", "en", ("en", "nl"))
+TWIN_SITE_URL = env_str("TWIN_SITE_URL", "http://127.0.0.1:8000").rstrip("/")
+if urlparse(TWIN_SITE_URL).scheme not in {"http", "https"} or not urlparse(TWIN_SITE_URL).netloc:
+    raise ImproperlyConfigured(f"TWIN_SITE_URL must be the site's address like https://example.com, "
+                               f"got {TWIN_SITE_URL!r}")
+TWIN_DIGEST_LINK_TTL = env_duration("TWIN_DIGEST_LINK_TTL", "2d", minimum=60)
 
 # Admin bootstrap (make run)
 TWIN_ADMIN_USER = env_str("TWIN_ADMIN_USER", "admin")

@@ -4,6 +4,7 @@ from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 
 from chat import views as chat_views
+from digest import views as digest_views
 from knowledge import views as knowledge_views
 from twinsite import api
 from twinsite.metrics import metrics_view
@@ -28,6 +29,7 @@ urlpatterns = [
     path("i18n/", include("django.conf.urls.i18n")),  # set_language: the page's language switch
     path("sources/<slug:slug>/", knowledge_views.source_page, name="source"),
     path("why/<int:message_id>/", chat_views.why_panel, name="why"),
+    path("digest/<str:token>/", digest_views.confirm, name="digest-confirm"),  # a digest's approve/reject link
     path("api/", api.api_urls()),
     re_path(r"^api/", api.unknown_path),  # the API's JSON 404 for any other path under it
     path("admin/login/", chat_views.admin_login),  # throttled per client address

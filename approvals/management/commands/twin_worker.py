@@ -2,7 +2,8 @@
 TWIN_WORKER_SWEEP_SECONDS, the sweeps: approvals (expiry, retries of resumes and deliveries),
 turns left open by a dead process (chat.recovery), expired budget reservations, old counters.
 Owner jobs (queue "owner": knowledge sync, eval runs) run in a thread of their own, and the data
-lifecycle purge (chat.lifecycle.retention_purge) every TWIN_PURGE_INTERVAL in another."""
+lifecycle purge (chat.lifecycle.retention_purge) every TWIN_PURGE_INTERVAL and the owner's daily
+digest (digest.services.digest_scheduled) at TWIN_DIGEST_TIME in another."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from django_tasks_db.management.commands.db_worker import Worker
 from approvals.services import approvals_sweep
 from budget.services import reservations_expire
 from chat.recovery import turns_sweep
+from digest.services import digest_scheduled
 from guards.limits import counters_purge
 from ops.services import OWNER_QUEUE, jobs_fail_stale
 
@@ -79,7 +81,8 @@ class Command(BaseCommand):
     @staticmethod
     def _housekeeping_forever(stop: threading.Event) -> None:
         """Owner jobs whose worker died are marked failed; the retention purge runs at start and
-        every TWIN_PURGE_INTERVAL (several workers may purge at once: each batch locks its rows)."""
+        every TWIN_PURGE_INTERVAL (several workers may purge at once: each batch locks its rows);
+        the digest goes out once a day, at or after TWIN_DIGEST_TIME."""
         from chat.lifecycle import retention_purge
 
         next_purge = time.monotonic()
@@ -92,6 +95,9 @@ class Command(BaseCommand):
                     next_purge = time.monotonic() + settings.TWIN_PURGE_INTERVAL  # a failure retries soon
                     if any(counts.values()):
                         log.info("retention purge: %s", counts)
+                # at TWIN_DIGEST_TIME, once a day across workers (digest.services: the day's row)
+                if (outcome := digest_scheduled()) is not None:
+                    log.info("owner's digest: %s", outcome)
             except Exception:  # the database may be away; the next round tries again
                 log.exception("housekeeping failed")
             if stop.wait(60):

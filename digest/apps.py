@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class DigestConfig(AppConfig):
+    name = "digest"
+    verbose_name = "owner's digest"

@@ -1,0 +1,136 @@
+"""Sending the owner's digest: rendered from templates in the owner's language, plain text with
+an HTML alternative, to ``TWIN_OWNER_EMAIL``; at most once a day, whichever worker gets there.
+
+The day's row (``DigestDay``, unique per local date) is locked while the digest is built and
+sent, so a second worker waits and then finds it done. A failed send is recorded and retried
+with backoff; the links it would have carried are rolled back with it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import re
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.core.mail import EmailMultiAlternatives
+from django.db import transaction
+from django.template.loader import render_to_string
+from django.utils import timezone, translation
+
+from approvals.models import PendingApproval
+from chat.scrub import scrub_text
+from digest.links import link_create
+from digest.models import DigestDay
+from digest.selectors import digest_content
+
+log = logging.getLogger(__name__)
+_BLANK_RUNS = re.compile(r"\n{3,}")
+
+
+@dataclass
+class Digest:
+    subject: str
+    text: str
+    html: str
+    content: dict
+
+    @property
+    def has_news(self) -> bool:
+        return self.content["has_news"]
+
+
+def digest_render(content: dict, *, language: str | None = None) -> Digest:
+    """Subject, plain text and HTML in the owner's language (``TWIN_OWNER_LANGUAGE``)."""
+    with translation.override(language or settings.TWIN_OWNER_LANGUAGE):
+        context = {**content, "language": translation.get_language()}
+        subject = " ".join(render_to_string("digest/subject.txt", context).split())
+        # the text template is written for reading, not for whitespace: squeeze its blank runs
+        lines = (line.rstrip() for line in render_to_string("digest/email.txt", context).splitlines())
+        text = _BLANK_RUNS.sub("\n\n", "\n".join(lines)).strip() + "\n"
+        return Digest(subject=subject, text=text, html=render_to_string("digest/email.html", context),
+                      content=content)
+
+
+def digest_build(*, now: dt.datetime | None = None, with_links: bool = True) -> Digest:
+    """The digest as it would go out now. With links, each waiting request gets a fresh approve
+    and reject link (rows written: call inside the transaction that sends)."""
+    now = now or timezone.now()
+    content = digest_content(now=now)
+    if with_links and content["has_news"]:
+        approvals = {a.pk: a for a in PendingApproval.objects.filter(pk__in=[i["id"] for i in content["approvals"]])}
+        for item in content["approvals"]:
+            item["approve_url"] = link_create(approval=approvals[item["id"]], decision="approve", now=now)
+            item["reject_url"] = link_create(approval=approvals[item["id"]], decision="reject", now=now)
+    return digest_render(content)
+
+
+def _message(digest: Digest) -> EmailMultiAlternatives:
+    message = EmailMultiAlternatives(subject=digest.subject, body=digest.text, to=[settings.TWIN_OWNER_EMAIL],
+                                     headers={"Auto-Submitted": "auto-generated"})
+    message.attach_alternative(digest.html, "text/html")
+    return message
+
+
+def digest_send(*, now: dt.datetime | None = None, force: bool = False) -> tuple[str, Digest | None]:
+    """Send today's digest unless it went out already (``force``: send anyway, as the command
+    does). Returns (outcome, digest): ``sent``, ``nothing`` (nothing to say: no mail),
+    ``already`` (another run did it), ``failed`` (recorded; the worker retries later)."""
+    now = now or timezone.now()
+    day = timezone.localdate(now)
+    with transaction.atomic():
+        DigestDay.objects.bulk_create([DigestDay(day=day)], ignore_conflicts=True)
+        record = DigestDay.objects.select_for_update().get(day=day)
+        if not force and record.outcome in (DigestDay.Outcome.SENT, DigestDay.Outcome.NOTHING):
+            return "already", None
+        try:
+            with transaction.atomic():  # the links go if the mail does not
+                digest = digest_build(now=now)
+                if digest.has_news:
+                    _message(digest).send(fail_silently=False)
+        except Exception as exc:  # any backend failure: record it, retry with backoff
+            record.outcome = DigestDay.Outcome.FAILED
+            record.attempts += 1
+            record.last_error = scrub_text(f"{type(exc).__name__}: {exc}")[:2000]
+            record.next_attempt_at = now + dt.timedelta(seconds=min(300 * 2 ** record.attempts, 4 * 3600))
+            record.save()
+            log.warning("digest of %s not sent: %s", day, record.last_error)
+            return "failed", None
+        record.period_start = digest.content["since"]
+        record.counts = digest.content["counts"]
+        record.last_error = ""
+        record.next_attempt_at = None
+        if digest.has_news:
+            record.outcome, record.sent_at = DigestDay.Outcome.SENT, now
+            record.attempts += 1
+        elif record.outcome != DigestDay.Outcome.SENT:
+            record.outcome = DigestDay.Outcome.NOTHING
+        record.save()
+    log.info("digest of %s: %s %s", day, "sent" if digest.has_news else "nothing to say", digest.content["counts"])
+    return ("sent" if digest.has_news else "nothing"), digest
+
+
+def digest_due(now: dt.datetime | None = None) -> bool:
+    """Whether the worker should send today's digest now: past ``TWIN_DIGEST_TIME`` (local), not
+    yet sent or found empty today, and not waiting out a failure's backoff. One cheap query."""
+    if settings.TWIN_DIGEST_TIME is None:
+        return False
+    now = now or timezone.now()
+    local = timezone.localtime(now)
+    hour, minute = settings.TWIN_DIGEST_TIME
+    if (local.hour, local.minute) < (hour, minute):
+        return False
+    record = DigestDay.objects.filter(day=local.date()).first()
+    if record is None:
+        return True
+    if record.outcome in (DigestDay.Outcome.SENT, DigestDay.Outcome.NOTHING):
+        return False
+    return record.next_attempt_at is None or record.next_attempt_at <= now
+
+
+def digest_scheduled(*, now: dt.datetime | None = None) -> str | None:
+    """The worker's step: send the digest when it is due; the outcome, or None when not due."""
+    if not digest_due(now):
+        return None
+    return digest_send(now=now)[0]
