@@ -189,8 +189,10 @@ REDIS_URL = env_secret("REDIS_URL")
 if REDIS_URL:
     if urlparse(REDIS_URL).scheme not in {"redis", "rediss", "unix"}:
         raise ImproperlyConfigured("REDIS_URL must look like redis://host:6379/0 (or rediss://, unix://)")
+    # redis-py 8 reads with a 5 s socket timeout by default, as long as channels-redis' blocking
+    # receive waits: a quiet socket would fail with TimeoutError (seen); 30 s keeps it a real timeout.
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer",
-                                  "CONFIG": {"hosts": [REDIS_URL]}}}
+                                  "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 30}]}}}
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "chat.layers.PostgresNotifyChannelLayer"}}
 

@@ -30,7 +30,7 @@ async def main():
     channel = await layer.new_channel()
     await layer.group_add('conversation.0123456789abcdef0123456789abcdef', channel)
     print('listening', flush=True)
-    message = await asyncio.wait_for(layer.receive(channel), 30)
+    message = await asyncio.wait_for(layer.receive(channel), 120)
     print(json.dumps(message), flush=True)
 asyncio.run(main())
 """
@@ -46,8 +46,8 @@ def test_postgres_by_default_redis_when_configured_and_a_bad_url_stops_start_up(
     default = settings_with()
     assert json.loads(default.stdout) == {"BACKEND": "chat.layers.PostgresNotifyChannelLayer"}, default.stderr
     redis = settings_with(REDIS_URL="redis://:secret@127.0.0.1:6390/2")
-    assert json.loads(redis.stdout) == {"BACKEND": "channels_redis.core.RedisChannelLayer",
-                                        "CONFIG": {"hosts": ["redis://:secret@127.0.0.1:6390/2"]}}
+    assert json.loads(redis.stdout) == {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {
+        "hosts": [{"address": "redis://:secret@127.0.0.1:6390/2", "socket_timeout": 30}]}}
     bad = settings_with(REDIS_URL="http://127.0.0.1:6379")
     assert bad.returncode != 0 and "REDIS_URL must look like redis://" in bad.stderr
 
@@ -71,6 +71,7 @@ def test_with_redis_a_group_message_crosses_processes(tmp_path):
         listener = subprocess.Popen([sys.executable, "-c", LISTENER], cwd=ROOT, env=env, stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, text=True)
         assert listener.stdout.readline().strip() == "listening", listener.stderr.read()
+        time.sleep(6)  # a quiet socket for longer than redis-py 8's default read timeout (5 s)
         sender = subprocess.run([sys.executable, "-c", (
             "import asyncio, os; import django; django.setup()\n"
             "from channels.layers import get_channel_layer\n"
@@ -78,7 +79,9 @@ def test_with_redis_a_group_message_crosses_processes(tmp_path):
             "{'type': 'chat.event', 'event': {'type': 'approval', 'status': 'approved'}}))")],
             cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, check=False)
         assert sender.returncode == 0, sender.stderr
-        received = json.loads(listener.stdout.readline())
+        line = listener.stdout.readline()
+        assert line, listener.stderr.read()
+        received = json.loads(line)
         assert received == {"type": "chat.event", "event": {"type": "approval", "status": "approved"}}
     finally:
         if listener is not None:

@@ -227,6 +227,7 @@ def test_a_second_sync_while_one_runs_is_refused_and_changes_nothing(tmp_path):
         other.execute("SELECT pg_advisory_lock(%s)", [SYNC_LOCK])
         with pytest.raises(SyncBusy):
             knowledge_sync(root=root, embedders=[CountingEmbedder()])
+        other.execute("SELECT pg_advisory_unlock(%s)", [SYNC_LOCK])  # that sync is over
     assert not Document.objects.exists()
-    knowledge_sync(root=root, embedders=[CountingEmbedder()])  # the lock went with the session
+    knowledge_sync(root=root, embedders=[CountingEmbedder()])
     assert Document.objects.count() == 1
