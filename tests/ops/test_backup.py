@@ -35,7 +35,7 @@ def test_a_backup_restores_exactly_what_was_dumped(kb, tmp_path, capsys):
         cursor.execute("INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, checkpoint, metadata) "
                        "VALUES (%s, '', '1', '{}', '{}')", [str(kept.pk)])
     dumped = snapshot()
-    assert dumped["chunks"] > 0 and dumped["checkpoint rows"] == 1
+    assert dumped["chunks"] > 0 and dumped["checkpoint rows"] >= 1  # earlier tests' checkpoints stay
 
     path = tmp_path / "twinsite.dump"
     call_command("backup", "--output", str(path))
