@@ -50,14 +50,16 @@ def turn(question: str, answer: str, *, hallucination_risk: bool = False, unknow
     return log
 
 
-def seed_day(now: dt.datetime | None = None) -> dict:
+def seed_day(now: dt.datetime | None = None, *, approvals: bool = True) -> dict:
     now = now or timezone.now()
-    waiting = request()
-    model_made = request("Can you forward my question about her rates? I'm Anna.", name="Anna",
-                         email="anna@invented.example", message="Anna asks about rates.")
-    decided = request("I'm Bob, bob@example.com, pass it on please.", name="Bob", email="bob@example.com",
-                      message="Bob's message.")
-    approval_decide(approval_id=decided.pk, decision="reject", actor="owner", reason="spam")
+    seeded: dict = {}
+    if approvals:
+        seeded["waiting"] = request()
+        seeded["model_made"] = request("Can you forward my question about her rates? I'm Anna.", name="Anna",
+                                       email="anna@invented.example", message="Anna asks about rates.")
+        decided = request("I'm Bob, bob@example.com, pass it on please.", name="Bob", email="bob@example.com",
+                          message="Bob's message.")
+        approval_decide(approval_id=decided.pk, decision="reject", actor="owner", reason="spam")
 
     embedder = get_embedders()[0]
     conversation = conversation_create()
@@ -85,4 +87,4 @@ def seed_day(now: dt.datetime | None = None) -> dict:
     turn("Old risky one", "Old answer.", hallucination_risk=True, when=now - OLD)
 
     BudgetDay.objects.update_or_create(day=budget_day(now), defaults={"spent_usd": Decimal("0.42")})
-    return {"waiting": waiting, "model_made": model_made, "decided": decided, "risky": risky, "uncited": uncited}
+    return seeded | {"risky": risky, "uncited": uncited}
