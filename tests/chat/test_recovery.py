@@ -43,18 +43,18 @@ async def graph_without_record(conversation_id, question: str) -> dict:
 async def test_a_turn_whose_record_was_lost_is_recovered_from_its_finished_checkpoint():
     conversation = await database_sync_to_async(conversation_create)()
     state = await graph_without_record(conversation.pk, "What has she built?")
-    assert state["outcome"] == "answered" and not await TurnLog.objects.aexists()
+    assert state["outcome"] in ("answered", "declined") and not await TurnLog.objects.aexists()
 
     assert await database_sync_to_async(turns_sweep)() == {"aborted_turns": 0, "recovered_turns": 1}
     turn = await TurnLog.objects.select_related("assistant_message", "user_message").aget()
-    assert (turn.outcome, turn.user_message.content) == ("answered", "What has she built?")
+    assert (turn.outcome, turn.user_message.content) == (state["outcome"], "What has she built?")
     assert turn.assistant_message.content == state["answer"] and turn.assistant_message.citations == state["citations"]
     assert await database_sync_to_async(turns_sweep)() == {"aborted_turns": 0, "recovered_turns": 0}  # once
 
 
 async def test_a_question_the_checkpoint_never_saw_is_aborted_and_the_next_turn_closes_it_first():
     conversation = await database_sync_to_async(conversation_create)()
-    await turn_run(conversation_id=conversation.pk, text="What has she built?", emit=noop)
+    first = await turn_run(conversation_id=conversation.pk, text="What has she built?", emit=noop)
     graph = await compiled_graph()
     config = {"configurable": {"thread_id": str(conversation.pk)}}
     before = await graph.aget_state(config)
@@ -62,10 +62,11 @@ async def test_a_question_the_checkpoint_never_saw_is_aborted_and_the_next_turn_
     await database_sync_to_async(message_create_user)(conversation_id=conversation.pk, text="Where does she live?")
 
     result = await turn_run(conversation_id=conversation.pk, text="Where has she worked?", emit=noop)
-    assert result.outcome == "answered"
+    assert {first.outcome, result.outcome} <= {"answered", "declined"}
     turns = [t async for t in TurnLog.objects.select_related("user_message", "assistant_message").order_by("pk")]
     assert [(t.user_message.content, t.outcome) for t in turns] == [
-        ("What has she built?", "answered"), ("Where does she live?", "aborted"), ("Where has she worked?", "answered")]
+        ("What has she built?", first.outcome), ("Where does she live?", "aborted"),
+        ("Where has she worked?", result.outcome)]
     assert turns[1].assistant_message.content == say("error.aborted", "en")
     after = await graph.aget_state(config)
     # the checkpoint was left as it was; the new turn followed the first one

@@ -26,12 +26,14 @@ def free_port() -> int:
 
 
 def twin_env(*, db_port: int | None = None, **overrides: str) -> dict:
-    """The environment of a real process on the test database (``db_port``: through a proxy)."""
+    """The environment of a real process on the test database (``db_port``: through a proxy).
+    One embedding model and no semantic screen (its exemplar bank takes seconds of CPU to embed
+    in each new process; tests/guards covers it): these processes are here for their faults."""
     sd = connection.settings_dict
     port = db_port or sd["PORT"]
     return {**os.environ, "DATABASE_URL": f"postgresql://{sd['USER']}:{sd['PASSWORD']}@{sd['HOST']}:{port}/{sd['NAME']}",
             "DJANGO_SETTINGS_MODULE": "twinsite.settings", "TWIN_PROVIDER": "offline", "TWIN_EMBEDDERS": "e5",
-            **overrides}
+            "TWIN_SEMANTIC_MARGIN": "0", **overrides}
 
 
 def fake_provider_env(base_url: str) -> dict[str, str]:

@@ -60,9 +60,13 @@ def test_a_server_killed_mid_stream_is_recorded_as_aborted_and_the_visitor_finds
         assert entry.status == "reserved" and entry.reserved_usd > 0
         assert checkpoint(conversation.pk).next == ("generate",)
 
-        swept = manage(env, "twin_worker", "--once")  # the worker's sweep at start
-        assert swept.returncode == 0, swept.stderr
-        assert "'aborted_turns': 1" in swept.stdout
+        # The restart: the worker (its sweep runs at start) and a new server.
+        processes.append(worker(env, tmp_path / "worker.log"))
+        second = Daphne(env, tmp_path / "daphne.log")
+        processes.append(second)
+        deadline = time.monotonic() + 60
+        while not TurnLog.objects.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
         turn = TurnLog.objects.get()
         assert (turn.outcome, turn.error_code, turn.user_message.content) == ("aborted", "unfinished", QUESTION)
         entry.refresh_from_db()
@@ -73,8 +77,6 @@ def test_a_server_killed_mid_stream_is_recorded_as_aborted_and_the_visitor_finds
         assert closed.values["messages"][-1] == {"role": "user", "content": QUESTION}  # no answer in the history
         assert_no_half_written_rows()
 
-        second = Daphne(env, tmp_path / "daphne.log")  # the restarted server
-        processes.append(second)
         visitor = Visitor(second, conversation.pk, cookie)
         visitor.send({"type": "sync", "after": 0})
         history = visitor.until("history")[-1]
