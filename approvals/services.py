@@ -376,4 +376,6 @@ def approvals_forget(*, conversation_ids) -> int:
     purge, a visitor's deletion request); callers check ``selectors.unsettled_approvals`` first.
     What was e-mailed stays in the owner's mailbox."""
     ContactMessage.objects.filter(approval__conversation_id__in=conversation_ids).delete()
-    return PendingApproval.objects.filter(conversation_id__in=conversation_ids).delete()[0]
+    # requests only: their digest links go with them (cascade) and are not counted
+    return PendingApproval.objects.filter(conversation_id__in=conversation_ids).delete()[1].get(
+        "approvals.PendingApproval", 0)

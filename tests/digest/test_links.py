@@ -226,3 +226,11 @@ async def test_a_decision_through_the_link_resumes_the_thread_exactly_as_the_adm
     admin_row, link_row = await rows()
     assert admin_row == link_row == ("approved", "mira", by_link.arguments, "done", by_link.arguments["message"])
     assert await database_sync_to_async(ContactMessage.objects.count)() == 2
+
+
+def test_forgetting_a_request_takes_its_links_and_counts_requests_only(approval):
+    from approvals.services import approvals_forget
+
+    links(approval)
+    assert approvals_forget(conversation_ids=[approval.conversation_id]) == 1
+    assert DigestLink.objects.count() == 0
