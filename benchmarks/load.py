@@ -93,8 +93,11 @@ class FakeModel:
                 self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
                 self.wfile.flush()
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
+        class Server(ThreadingHTTPServer):
+            request_queue_size = 256  # the listen backlog: fifty visitors connect at once
+            daemon_threads = True
+
+        self.server = Server(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
@@ -228,10 +231,20 @@ def pct(values: list[float], p: float) -> float | None:
 
 
 async def visitor(base: str, number: int, questions: list[str], result: Result) -> None:
+    try:
+        await _visitor(base, number, questions, result)
+    except (OSError, httpx.HTTPError, websockets.WebSocketException, TimeoutError) as exc:
+        result.add(Sample(None, 0.0, False, type(exc).__name__))  # counted, not fatal
+
+
+async def _visitor(base: str, number: int, questions: list[str], result: Result) -> None:
     ip = f"10.{number // 250 % 250}.{number % 250}.{7 + number // 62500}"
     headers = {"X-Forwarded-For": ip}
     async with httpx.AsyncClient(base_url=f"http://{base}", headers=headers, timeout=60) as client:
         page = await client.get("/")
+        if page.status_code != 200:
+            result.add(Sample(None, 0.0, False, f"page_{page.status_code}"))
+            return
         conversation = re.search(r'data-conversation="([0-9a-f-]+)"', page.text).group(1)
         cookie = "; ".join(f"{k}={v}" for k, v in client.cookies.items())
     async with websockets.connect(f"ws://{base}/ws/chat/{conversation}/", open_timeout=60, max_size=2**22,
@@ -259,12 +272,16 @@ async def direct(url: str, questions: list[str], result: Result) -> None:
             start = time.perf_counter()
             first = None
             body = {"model": "bench", "stream": True, "messages": [{"role": "user", "content": question}]}
-            async with client.stream("POST", f"{url}/chat/completions", json=body,
-                                     headers={"Authorization": "Bearer x"}) as response:
-                async for line in response.aiter_lines():
-                    if first is None and '"content"' in line:
-                        first = time.perf_counter() - start
-            result.add(Sample(first, time.perf_counter() - start, response.status_code == 200))
+            try:
+                async with client.stream("POST", f"{url}/chat/completions", json=body,
+                                         headers={"Authorization": "Bearer x"}) as response:
+                    async for line in response.aiter_lines():
+                        if first is None and '"content"' in line:
+                            first = time.perf_counter() - start
+                ok, error = response.status_code == 200, ""
+            except httpx.HTTPError as exc:
+                ok, error = False, type(exc).__name__
+            result.add(Sample(first, time.perf_counter() - start, ok, error))
 
 
 async def run_many(factory, count: int) -> float:

@@ -94,7 +94,7 @@ async def lock_pool() -> AsyncConnectionPool:
     pool = _lock_pools.get(loop)
     if pool is None:
         pool = AsyncConnectionPool(
-            conninfo(), min_size=0, max_size=50, open=False, timeout=30,
+            conninfo(), min_size=0, max_size=50, open=False, timeout=30, max_idle=60,
             kwargs={"autocommit": True, "prepare_threshold": 0},
             check=AsyncConnectionPool.check_connection,
         )

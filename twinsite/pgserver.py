@@ -37,6 +37,7 @@ from pathlib import Path
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DEFAULT_PORT = 54329
+MAX_CONNECTIONS = 300
 DEFAULT_RUNTIME_DIR = "/var/lib/twinsite-pg"  # root only: where the server goes when the project is out of its reach
 SYSTEM_USER = "twinsite-pg"
 SUPERUSER = "postgres"
@@ -355,7 +356,8 @@ def start(lay: Layout | None = None) -> str:
             os.chown(srv.logfile, user.pw_uid, user.pw_gid)
         result = _run(
             [str(srv.bin / "pg_ctl"), "start", "-w", "-t", "60", "-D", str(srv.pgdata),
-             "-l", str(srv.logfile), "-o", f"-p {lay.port}"],
+             # a turn holds a connection for its advisory lock: room for many visitors and processes
+             "-l", str(srv.logfile), "-o", f"-p {lay.port} -c max_connections={MAX_CONNECTIONS}"],
             check=False,
         )
         if result.returncode != 0:
