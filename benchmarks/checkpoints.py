@@ -50,10 +50,11 @@ def main(argv: list[str]) -> int:
                 result = await turn_run(conversation_id=conversation.pk, text=question, emit=ignore,
                                         provider=provider)
                 stats = await sync_to_async(checkpoint_stats)(conversation_ids=[conversation.pk])
-                print(f"turn {number:>2} ({result.outcome:<9}) rows {stats.rows:>4}  total {human_bytes(stats.bytes):>9}"
-                      f"  this turn +{human_bytes(stats.bytes - previous):>9}  "
-                      f"(writes {stats.per_table['checkpoint_writes'][0]}, blobs {stats.per_table['checkpoint_blobs'][0]}, "
-                      f"checkpoints {stats.per_table['checkpoints'][0]})")
+                rows = {name: count for name, (count, _) in stats.per_table.items()}
+                print(f"turn {number:>2} ({result.outcome:<9}) rows {stats.rows:>4}  "
+                      f"total {human_bytes(stats.bytes):>9}  this turn +{human_bytes(stats.bytes - previous):>9}  "
+                      f"(writes {rows['checkpoint_writes']}, blobs {rows['checkpoint_blobs']}, "
+                      f"checkpoints {rows['checkpoints']})")
                 previous = stats.bytes
         finally:
             await close_pools()
