@@ -87,10 +87,10 @@ async def guard_input(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
     verdict = await asyncio.to_thread(guard_rules.screen, typed)
     if verdict is None and typed.strip():
         embedders = get_embedders()
-        # Every model starts on the question now; the screen waits for the primary only. The
-        # others finish meanwhile, for the search tool if the model searches (a model that answers
-        # from the prompt's knowledge never waits for them).
-        pending = embed_query_futures(embedders, question)
+        # The screen needs the primary model's vector only; the others are computed by the search
+        # tool if the model searches (a model answering from the prompt's knowledge never pays
+        # for them: the second model is most of the CPU of a turn).
+        pending = embed_query_futures(embedders[:1], question)
         ctx.query_vectors[question] = pending
         primary = await asyncio.wrap_future(pending[embedders[0].name])
         ctx.recorder.question_vector = [float(x) for x in primary]

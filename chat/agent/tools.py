@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from approvals import services as approval_services
 from knowledge import selectors as knowledge
-from knowledge.embedders import aembed_query, get_embedders
+from knowledge.embedders import embed_query_futures, get_embedders
 from twinsite.db import database_sync_to_async
 
 Risk = Literal["low", "high"]
@@ -99,11 +99,11 @@ def _hit_payload(hit: knowledge.SearchHit, limit: int) -> dict:
 
 async def _search(args: SearchArgs, ctx: ToolContext) -> dict:
     embedders = get_embedders()
-    pending = ctx.query_vectors.get(args.query)  # the guard started embedding the question already
-    vectors = {name: await asyncio.wrap_future(f) for name, f in pending.items()} if pending else None
-    if vectors is None:
-        # Embedding is CPU work on the models' own threads, so other visitors' streams keep flowing.
-        vectors = await aembed_query(embedders, args.query)
+    pending = dict(ctx.query_vectors.get(args.query) or {})  # the guard embedded the question already
+    missing = [embedder for embedder in embedders if embedder.name not in pending]
+    pending |= embed_query_futures(missing, args.query) if missing else {}
+    # Embedding is CPU work on the models' own threads, so other visitors' streams keep flowing.
+    vectors = {name: await asyncio.wrap_future(future) for name, future in pending.items()}
     hits = await database_sync_to_async(knowledge.knowledge_search)(
         args.query, embedders=embedders, query_vectors=vectors
     )

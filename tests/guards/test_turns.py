@@ -12,6 +12,7 @@ from chat.models import TurnLog
 from chat.providers.scripted import ScriptedProvider
 from chat.services import conversation_create, turn_run
 from guards.models import GuardIncident
+from knowledge.embedders import get_embedders
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("kb", "checkpoint_pool")]
 CARD = "4242 4242 4242 4242"
@@ -93,24 +94,22 @@ async def test_the_semantic_screen_catches_a_paraphrase_the_patterns_miss_and_re
     incident = await database_sync_to_async(GuardIncident.objects.get)()
     assert (incident.rule, incident.view) == ("semantic", "embedding")
 
-    calls: list[str] = []
-    real_futures, real_embed = nodes.embed_query_futures, tools.aembed_query
+    calls: list[tuple[str, str]] = []
+    real_futures = nodes.embed_query_futures
 
     def counting_futures(embedders, text):
-        calls.append(text)
+        calls.extend((embedder.name, text) for embedder in embedders)
         return real_futures(embedders, text)
 
-    async def counting_embed(embedders, text):
-        calls.append(text)
-        return await real_embed(embedders, text)
-
     monkeypatch.setattr(nodes, "embed_query_futures", counting_futures)
-    monkeypatch.setattr(tools, "aembed_query", counting_embed)
+    monkeypatch.setattr(tools, "embed_query_futures", counting_futures)
     from chat.providers.offline import OfflineProvider
 
     answered, _, _ = await ask("What has she built?", OfflineProvider(owner="Mira Jansen"))
     assert answered.outcome == "answered"
-    assert calls == ["What has she built?"]  # embedded once: the guard's vector served the search
+    # each model embedded the question once: the guard's vector served the search, which added the rest
+    names = [embedder.name for embedder in get_embedders()]
+    assert sorted(calls) == sorted((name, "What has she built?") for name in names)
 
 
 def test_incident_admin_filters_searches_and_counts_per_day(admin_client, db):
