@@ -93,6 +93,9 @@ def test_hostile_frames_get_a_code_or_a_clean_close_and_the_server_stays_healthy
 
     # Too many sockets from one address, and a conversation of another browser session.
     others = [Visitor(server, mine.pk, cookie) for _ in range(3)]  # with `visitor`: 4, the cap
+    for other in others:  # a frame's answer: the socket's handshake (and its count) is done
+        other.send({"type": "sync", "after": 0})
+        assert other.until("history")[-1]["type"] == "history"
     extra = Visitor(server, mine.pk, cookie)
     assert extra.event()["code"] == "rate_limited" and closed_code(extra) == 4429
     for other in others:
@@ -109,7 +112,7 @@ def test_hostile_frames_get_a_code_or_a_clean_close_and_the_server_stays_healthy
     visitor.close()
     grown = server.rss_kib() - before
     print(f"daphne's memory: {before} KiB after the first turn, {grown:+} KiB after the abuse")
-    assert grown < 100 * 1024, f"daphne grew by {grown} KiB"
+    assert grown < 32 * 1024, f"daphne grew by {grown} KiB"  # seen: about 1 MiB
     stored = list(Message.objects.filter(role="user").values_list("content", flat=True))
     assert len(stored) == 3 and set(stored) <= {ASK["text"], "Where has she worked?"}
     assert not Message.objects.filter(conversation=theirs).exists()
