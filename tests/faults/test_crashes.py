@@ -128,6 +128,7 @@ def test_killed_while_an_approval_waits_and_again_mid_resume_the_resume_happens_
         deadline = time.monotonic() + 60
         while len(fake.requests) == asked and time.monotonic() < deadline:
             time.sleep(0.1)
+        time.sleep(0.5)  # the tool's step is checkpointed while the model call starts: let it land
         first.kill()
         first.wait(timeout=20)
         # Died half-way: the approved message is recorded (not yet mailed), the decision reached
