@@ -27,6 +27,7 @@ it for its conversation before each new turn, so a new question never starts on 
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import uuid
 
@@ -83,13 +84,15 @@ def _conversation_sweep(conversation_id: uuid.UUID, *, lock_held: bool) -> list[
         orphans = list(_orphans(conversation_id))
         if not orphans:
             return done
-        latest = Message.objects.filter(conversation_id=conversation_id, role=Message.Role.USER).latest("created_at",
-                                                                                                         "pk")
+        questions = list(Message.objects.filter(conversation_id=conversation_id, role=Message.Role.USER)
+                         .order_by("created_at", "pk").values_list("pk", "created_at"))
         lang = Conversation.objects.filter(pk=conversation_id).values_list("language", flat=True).first() or "en"
         for message in orphans:
+            position = [pk for pk, _ in questions].index(message.pk)
+            later = questions[position + 1][1] if position + 1 < len(questions) else None
             # Only the conversation's latest question can still be the checkpoint's open turn.
-            state = _checkpoint_close(conversation_id, message.content) if message.pk == latest.pk else None
-            done.append(_record(conversation_id, message, state, lang))
+            state = _checkpoint_close(conversation_id, message.content) if later is None else None
+            done.append(_record(conversation_id, message, state, lang, until=later))
     return done
 
 
@@ -119,14 +122,16 @@ def _checkpoint_close(conversation_id: uuid.UUID, question: str) -> dict | None:
         return None
 
 
-def _record(conversation_id: uuid.UUID, message: Message, state: dict | None, lang: str) -> str:
+def _record(conversation_id: uuid.UUID, message: Message, state: dict | None, lang: str,
+            until: dt.datetime | None) -> str:
     from chat.services import turn_record  # services runs this sweep before each turn
 
     recorder = TurnRecorder(provider=settings.TWIN_PROVIDER, model=settings.TWIN_MODEL)
-    # The dead turn's reservations: charged now at their worst case, linked to its record.
-    dead = list(LedgerEntry.objects.filter(conversation_id=conversation_id, status=LedgerEntry.Status.RESERVED,
-                                           turn__isnull=True, created_at__gte=message.created_at)
-                .values_list("pk", flat=True))
+    # The dead turn's reservations (made after its question, before the next one): charged now
+    # at their worst case, linked to its record.
+    open_ = LedgerEntry.objects.filter(conversation_id=conversation_id, status=LedgerEntry.Status.RESERVED,
+                                       turn__isnull=True, created_at__gte=message.created_at)
+    dead = list((open_.filter(created_at__lt=until) if until else open_).values_list("pk", flat=True))
     if dead:
         budget_services.reservations_expire(entry_ids=dead)
         recorder.ledger_entry_ids = dead
