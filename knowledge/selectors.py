@@ -39,9 +39,11 @@ EXPANSION_WEIGHT = 0.5
 HEADING_WEIGHT = 1.0
 # A ranking "agrees" on a chunk when it puts it this high (see is_relevant).
 AGREE_TOP = 3
-# How much a lexical match lowers the relevance floor, within a language and across languages.
+# How much a lexical match lowers the relevance floor: within a language, across languages, and
+# for a chunk that holds every one of the visitor's (two or more) words.
 SAME_LANGUAGE_LEXICAL = 0.03
 CROSS_LANGUAGE_LEXICAL = 0.05
+ALL_WORDS_LEXICAL = 0.05
 
 
 @dataclass
@@ -57,6 +59,7 @@ class SearchHit:
     fulltext_score: float | None = None
     fulltext_rank: int | None = None
     fused_score: float = 0.0
+    fulltext_held: float = 0.0  # the share of the question's own words the chunk holds (questions of 2+ words)
     heading_rank: int | None = None  # in the ranking of headings that name the question's words
     agreement: int = 0  # how many rankings (each model, full text, headings) put it in their top 3
     other_language: bool = False  # the document is not in the question's language
@@ -74,36 +77,44 @@ def query_lexemes(query: str) -> list[str]:
     return [lex for lex, weight in query_terms(query).items() if weight == 1.0]
 
 
-def _question_words(query: str) -> list[str]:
+def _question_words(query: str) -> dict[str, str]:
+    """The question's words (question words left out), each with the word it stands for."""
     words = [w for w in dict.fromkeys(w.lower() for w in _WORD.findall(query)) if w not in QUESTION_WORDS][:64]
     # A Dutch past participle ("gestudeerd", "gewerkt") has no stem in common with the text's
-    # "studeerde" or "werkt": the word without its "ge-" is searched too.
-    participles = [w[2:] for w in words if w.startswith("ge") and len(w) >= 7 and w.endswith(("d", "t"))]
-    return list(dict.fromkeys(words + participles))
+    # "studeerde" or "werkt": the word without its "ge-" is searched too, as the same word.
+    participles = {w[2:]: w for w in words if w.startswith("ge") and len(w) >= 7 and w.endswith(("d", "t"))}
+    return {w: w for w in words} | {p: w for p, w in participles.items() if p not in words}
 
 
 def query_terms(query: str) -> dict[str, float]:
     """Full-text lexemes for a question with their weights: 1 for the visitor's own words,
     ``EXPANSION_WEIGHT`` for the words of the topics the question names (knowledge.topics)."""
+    return _terms(query)[0]
+
+
+def _terms(query: str) -> tuple[dict[str, float], list[list[str]]]:
+    """The weighted lexemes, and the lexemes of each of the visitor's own content words."""
     own = _question_words(query)
     if not own:
-        return {}
+        return {}, []
     extra = [w for w in topics.expansion(query) if w not in own]
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT w, tsvector_to_array(to_tsvector('english', w)), "
             "tsvector_to_array(to_tsvector('dutch', w)) FROM unnest(%s::text[]) AS w",
-            [own + extra],
+            [list(own) + extra],
         )
         rows = cursor.fetchall()
-    own_set = set(own)
     terms: dict[str, float] = {}
+    groups: dict[str, list[str]] = {}
     for word, english, dutch in rows:
         if english and dutch:
-            weight = 1.0 if word in own_set else EXPANSION_WEIGHT
+            weight = 1.0 if word in own else EXPANSION_WEIGHT
             for lexeme in english + dutch:
                 terms[lexeme] = max(terms.get(lexeme, 0.0), weight)
-    return terms
+            if word in own:
+                groups.setdefault(own[word], []).extend(english + dutch)
+    return terms, [list(dict.fromkeys(lexemes)) for lexemes in groups.values()]
 
 
 def _quote(lexeme: str) -> str:
@@ -144,9 +155,10 @@ def _term_weights(terms: dict[str, float]) -> dict[str, float]:
             if df and df <= MAX_DOC_SHARE * total}
 
 
-def _fulltext(terms: dict[str, float], embedder: Embedder, limit: int) -> list[tuple[Key, float]]:
+def _fulltext(terms: dict[str, float], words: list[list[str]], embedder: Embedder,
+              limit: int) -> list[tuple[Key, float, float]]:
     """IDF-weighted lexical match: rare words count, words found in many chunks do not;
-    ``ts_rank`` only breaks ties."""
+    ``ts_rank`` only breaks ties. Also the share of the visitor's own words each chunk holds."""
     weights = _term_weights(terms)
     if not weights:
         return []
@@ -154,16 +166,19 @@ def _fulltext(terms: dict[str, float], embedder: Embedder, limit: int) -> list[t
     params: list = []
     for lex, weight in weights.items():
         params.extend([_quote(lex), weight])
+    held = " + ".join("CASE WHEN search_vector @@ to_tsquery('simple', %s) THEN 1 ELSE 0 END" for _ in words) or "0"
+    params.extend(" | ".join(_quote(lex) for lex in lexemes) for lexemes in words)
     tsquery = " | ".join(_quote(lex) for lex in weights)
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT document_id, content_hash, ({score}) + ts_rank(search_vector, q, 1) AS rank "
+            f"SELECT document_id, content_hash, ({score}) + ts_rank(search_vector, q, 1) AS rank, ({held}) "
             "FROM knowledge_knowledgechunk, to_tsquery('simple', %s) AS q "
             "WHERE embed_model = %s AND search_vector @@ q "
             "ORDER BY rank DESC, id LIMIT %s",
             [*params, tsquery, embedder.name, limit],
         )
-        return [((doc, digest), float(rank)) for doc, digest, rank in cursor.fetchall()]
+        return [((doc, digest), float(rank), count / len(words) if len(words) >= 2 else 0.0)
+                for doc, digest, rank, count in cursor.fetchall()]
 
 
 _HEADING_VECTOR = "(to_tsvector('english', heading_path) || to_tsvector('dutch', heading_path))"
@@ -233,12 +248,13 @@ def knowledge_search(query: str, *, top_k: int | None = None, mode: Mode = "hybr
             if embedder.name not in query_vectors:
                 query_vectors[embedder.name] = embedder.query(query)
             rankings.append((1.0, _dense(query_vectors[embedder.name], embedder, candidates)))
-    fulltext: list[tuple[Key, float]] = []
+    fulltext: list[tuple[Key, float, float]] = []
     headings: list[tuple[Key, float]] = []
     if mode in ("hybrid", "fulltext"):
-        terms = query_terms(query)
-        fulltext = _fulltext(terms, primary, candidates)
-        rankings.append((settings.TWIN_FULLTEXT_WEIGHT if mode == "hybrid" else 1.0, fulltext))
+        terms, words = _terms(query)
+        fulltext = _fulltext(terms, words, primary, candidates)
+        rankings.append((settings.TWIN_FULLTEXT_WEIGHT if mode == "hybrid" else 1.0,
+                         [(key, score) for key, score, _ in fulltext]))
         if mode == "hybrid":
             headings = _headings(query, terms, primary, candidates)
             rankings.append((HEADING_WEIGHT, headings))
@@ -268,7 +284,7 @@ def knowledge_search(query: str, *, top_k: int | None = None, mode: Mode = "hybr
     )).select_related("document")
     by_key = {(row.document_id, row.content_hash): row for row in rows}
     primary_rank = {key: rank for rank, (key, _) in enumerate(rankings[0][1], start=1)} if mode != "fulltext" else {}
-    fulltext_at = {key: (rank, score) for rank, (key, score) in enumerate(fulltext, start=1)}
+    fulltext_at = {key: (rank, score, held) for rank, (key, score, held) in enumerate(fulltext, start=1)}
     heading_at = {key: rank for rank, (key, _) in enumerate(headings, start=1)}
     language = topics.language_of(query)
     hits = []
@@ -276,14 +292,14 @@ def knowledge_search(query: str, *, top_k: int | None = None, mode: Mode = "hybr
         chunk = by_key.get(key)
         if chunk is None:
             continue
-        f_rank, f_score = fulltext_at.get(key, (None, None))
+        f_rank, f_score, f_held = fulltext_at.get(key, (None, None, 0.0))
         hits.append(SearchHit(
             chunk_id=chunk.pk, document_title=chunk.document.title,
             document_url=public_url(chunk.document.path, chunk.document.url), document_kind=chunk.document.kind,
             heading_path=chunk.heading_path, text=chunk.text,
             dense_score=1.0 - float(chunk.distance), dense_rank=primary_rank.get(key),
             fulltext_score=f_score, fulltext_rank=f_rank, fused_score=fused[key],
-            heading_rank=heading_at.get(key), agreement=agreement.get(key, 0),
+            fulltext_held=f_held, heading_rank=heading_at.get(key), agreement=agreement.get(key, 0),
             other_language=chunk.document.lang != language,
         ))
     return hits
@@ -316,7 +332,8 @@ def is_relevant(hit: SearchHit, embedder: Embedder) -> bool:
     Cosine scores of one model bunch together, so the floor is per model, and other evidence
     lowers it a little: a passage sharing the question's words needs less semantic evidence,
     and so does one that two rankings (the models, full text, headings) both put in their top 3
-    (off-topic questions get scattered rankings; measured with ``manage.py eval_retrieval``).
+    (off-topic questions get scattered rankings), or one holding every word of the question
+    (measured with ``manage.py eval_retrieval``).
     """
     floor = settings.TWIN_RELEVANCE_FLOOR or getattr(embedder, "relevance_floor", 0.0)
     dense = hit.dense_score if hit.dense_score is not None else 0.0
@@ -326,6 +343,8 @@ def is_relevant(hit: SearchHit, embedder: Embedder) -> bool:
         return True
     if hit.agreement >= 2 and dense >= floor - 0.015:
         return True
+    if hit.fulltext_held >= 1.0 and dense >= floor - ALL_WORDS_LEXICAL:
+        return True  # it holds every word the visitor used
     return dense >= floor
 
 

@@ -19,8 +19,8 @@ import re
 
 # A word may appear in more than one topic; ``free_time`` is a phrase ("free time"); ``~language``
 # is found through the topic but does not name it ("programming languages" is not about languages
-# spoken). Words that name many things ("work", "start", "free", "speak": a talk or a language?)
-# are left out: they would drag every question towards one topic.
+# spoken). Words that name many things ("work", "start", "free", "speak": a talk or a language?,
+# "functie": a job or a feature?) are left out: they would drag every question towards one topic.
 TOPICS: dict[str, str] = {
     "education": (
         "study studied studies studying student degree degrees diploma diplomas graduate graduated graduating "
@@ -32,7 +32,7 @@ TOPICS: dict[str, str] = {
     "employment": (
         "employer employers employed employment company companies job jobs career position positions role roles "
         "work_at works_at working_at work_for works_for working_for "
-        "werkgever werkgevers bedrijf bedrijven baan banen loopbaan functie functies werkervaring werkt_bij werkzaam"
+        "werkgever werkgevers bedrijf bedrijven baan banen loopbaan werkervaring werkt_bij werkzaam"
     ),
     "residence": (
         "live lives lived living based located hometown reside resides residence "
@@ -57,7 +57,7 @@ TOPICS: dict[str, str] = {
         "lezing lezingen spreker sprak gesproken conferentie conferenties presentatie presentaties"
     ),
     "writing": (
-        "article articles blog blogs post posts wrote written writing publication publications published "
+        "article articles blog blogs post posts write writes wrote written writing publication publications published "
         "artikel artikelen schrijft schreef geschreven publicatie publicaties gepubliceerd"
     ),
     "certification": (
@@ -73,8 +73,8 @@ TOPICS: dict[str, str] = {
         "leidt leiden leidde geleid leiding leidinggevende"
     ),
     "skills": (
-        "skill skills technology technologies tool tools stack expertise proficient "
-        "vaardigheden vaardigheid technologie technologieën expertise"
+        "skill skills technology technologies tool tools stack expertise proficient experience experienced "
+        "vaardigheden vaardigheid technologie technologieën ervaring ervaren"
     ),
     "rates": (
         "rate rates price prices pricing cost costs charge charges fee fees expensive terms conditions "
@@ -92,14 +92,17 @@ ENGLISH_STOP_WORDS = frozenset(
     "a an the and or but of for with without to in on at by from as into about after before over under "
     "is are was were be been being has have had do does did can could would will shall should may might must "
     "i you he she it we they me him her his its our their my your this that these those there here what "
-    "which who whom whose where when why how not no yes also too very much many more most some any all".split()
+    "which who whom whose where when why how not no yes also too very much many more most some any all "
+    "behind between within during through across against among around via per than "
+    "if then so because while whether just only please again even really".split()
 )
 DUTCH_STOP_WORDS = frozenset(
     "de het een en of maar van voor met zonder naar in op aan bij uit als over na onder om tot door "
     "is zijn was waren ben bent wordt worden werd heeft hebben had hadden doet doen deed kan kun kunt "
     "kon zou zal wil ik jij je u hij zij ze wij we haar hem zijn hun mijn jouw dit dat deze die er "
     "hier wat welk welke wie waar wanneer waarom hoe niet geen ja ook zeer veel meer meest sommige alle "
-    "nog al eens dan".split()
+    "nog al eens dan achter tussen binnen tijdens via per "
+    "dus want omdat terwijl alleen even graag wel toch".split()
 )
 STOP_WORDS = ENGLISH_STOP_WORDS | DUTCH_STOP_WORDS
 _WORD = re.compile(r"[\w'-]+", re.UNICODE)
@@ -117,16 +120,25 @@ _INDEX = {topic: _entries(topic) for topic in TOPICS}
 
 
 def words(text: str) -> list[str]:
-    """Lower-cased words (hyphens and apostrophes inside a word kept)."""
-    return [w.strip("'-") for w in _WORD.findall(text.lower()) if w.strip("'-")]
+    """Lower-cased words (hyphens and apostrophes inside a word kept, a possessive 's dropped)."""
+    found = (w.strip("'-") for w in _WORD.findall(text.lower().replace("\u2019", "'")))
+    return [w.removesuffix("'s") for w in found if w]
 
 
 def topics_of(text: str) -> list[str]:
-    """The topics a text names, in TOPICS order."""
+    """The topics a text names, in TOPICS order. A Dutch compound names its head's topic
+    ("avondcursus" is a course); heads shorter than six letters are left out ("programmeertalen"
+    ends in "talen" but is not about languages spoken)."""
     found = words(text)
     present, joined = set(found), f" {' '.join(found)} "
     return [topic for topic, (naming, _, phrases) in _INDEX.items()
-            if present & naming or any(f" {phrase} " in joined for phrase in phrases)]
+            if present & naming or any(f" {phrase} " in joined for phrase in phrases)
+            or any(_compound_of(word, naming) for word in present)]
+
+
+def _compound_of(word: str, heads: frozenset[str]) -> bool:
+    return len(word) >= 9 and any(len(head) >= 6 and word.endswith(head) and len(word) - len(head) >= 3
+                                  for head in heads)
 
 
 def phrase_words(text: str) -> set[str]:
@@ -173,7 +185,9 @@ _IRREGULAR = {
 }
 # Heads of English words that end like a Dutch compound's head word but are not compounds.
 _NOT_HEADS = frozenset("rate ring ting able tion ment ness less ship ward wise like time ence ance sion".split())
-_SUFFIXES = ("ies", "ied", "ing", "ers", "ed", "es", "er", "ly", "en", "de", "te", "s", "e")
+_COGNATE_ENDINGS = (("ncies", "nt"), ("ncy", "nt"), ("nties", "nt"), ("ntie", "nt"), ("tions", "t"), ("tion", "t"),
+                    ("ties", "t"), ("tie", "t"))
+_SUFFIXES = ("ies", "ied", "ing", "ers", "ors", "ed", "es", "er", "or", "ly", "en", "de", "te", "s", "e")
 
 
 def _stem(word: str) -> str:
@@ -181,6 +195,10 @@ def _stem(word: str) -> str:
     word = word.removesuffix("'s")
     if word in _IRREGULAR:
         return _IRREGULAR[word]
+    # the same Latin word in both languages: urgency/urgentie, evaluation/evaluatie/evaluated
+    for ending, root in _COGNATE_ENDINGS:
+        if word.endswith(ending) and len(word) - len(ending) >= 4:
+            return word[: -len(ending)] + root
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= (2 if suffix == "ing" else 3):
             word = word[: -len(suffix)] + ("y" if suffix in ("ies", "ied") else "")
@@ -189,12 +207,14 @@ def _stem(word: str) -> str:
 
 
 def same_word(a: str, b: str) -> bool:
-    """Two words are the same word in another form: "studies"/"study", "lives"/"living", or a
-    Dutch compound and its head ("platformteam"/"team")."""
+    """Two words are the same word in another form: "studies"/"study", "lives"/"living",
+    "maintained"/"maintenance", or a Dutch compound and its head ("platformteam"/"team")."""
     if a == b:
         return True
     if _stem(a) == _stem(b):
         return True
     short, long = sorted((a, b), key=len)
+    if len(short) >= 6 and long.startswith(short) and len(long) - len(short) <= 4:
+        return True  # a derived word: maintain/maintenance, develop/developer
     return (long.endswith(short) and len(long) - len(short) >= 3
             and (len(short) >= 5 or (len(short) == 4 and short not in _NOT_HEADS)))

@@ -166,6 +166,13 @@ def test_a_heading_that_names_the_asked_thing_ranks_its_section(kb, question, ti
     assert all(h.heading_rank is None for h in hits if h.heading_path.startswith("Current role"))
 
 
+def test_full_text_reports_the_share_of_the_visitors_words_a_chunk_holds(kb):
+    hits = knowledge_search("Where does she live with her cat?", mode="fulltext", top_k=10)
+    about = next(h for h in hits if h.document_title == "About Mira" and h.heading_path == "")
+    assert about.fulltext_held == 1.0  # "live" and "cat" are both in the opening paragraph
+    assert all(h.fulltext_held < 1.0 for h in hits if h is not about)
+
+
 def test_a_topic_finds_the_answer_in_other_words(kb, embedders):
     # the question says "pets", the text says "cat"; a Dutch question finds the English text
     for question in ("Does she have pets?", "Heeft ze huisdieren?"):
@@ -190,6 +197,9 @@ def test_relevance_takes_agreement_and_language_into_account(settings, embedders
     # a shared word counts for more across languages, where the similarity runs lower
     assert not is_relevant(hit(dense_score=floor - 0.04, fulltext_rank=1), embedders[0])
     assert is_relevant(hit(dense_score=floor - 0.04, fulltext_rank=1, other_language=True), embedders[0])
+    # a passage holding every word of the question (two or more) needs a little less similarity too
+    assert is_relevant(hit(dense_score=floor - 0.04, fulltext_rank=1, fulltext_held=1.0), embedders[0])
+    assert not is_relevant(hit(dense_score=floor - 0.04, fulltext_rank=1, fulltext_held=0.5), embedders[0])
 
 
 def test_availability_chunks_come_once_each_in_the_visitors_language(kb):

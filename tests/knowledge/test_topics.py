@@ -61,3 +61,25 @@ def test_content_words_drop_function_words_and_numbers():
 )
 def test_language_of_counts_function_words(text, lang):
     assert topics.language_of(text) == lang
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [("study", "studies"), ("studied", "study"), ("lives", "living"), ("built", "build"), ("leads", "lead"),
+     ("team", "platformteam"), ("tarief", "dagtarief"), ("languages", "language"), ("master's", "master"),
+     ("urgentie", "urgency"), ("evaluatie", "evaluated"), ("contributors", "contributed"),
+     ("develop", "developer")],
+)
+def test_same_word_in_another_form_or_language(a, b):
+    assert topics.same_word(a, b)
+
+
+@pytest.mark.parametrize(("a", "b"), [("stars", "started"), ("rate", "accurate"), ("data", "database"),
+                                      ("team", "teach"), ("cat", "catalogue"), ("station", "state")])
+def test_words_that_only_look_alike_are_not_the_same(a, b):
+    assert not topics.same_word(a, b)
+
+
+def test_a_dutch_compound_names_its_heads_topic():
+    assert topics.topics_of("Welke avondcursus geeft ze?") == ["teaching"]
+    assert topics.topics_of("Met welke programmeertalen werkt ze?") == []  # "talen" is too short a head
