@@ -15,6 +15,10 @@ _ENGLISH = frozenset(
     "your been will".split()
 )
 _WORD = re.compile(r"[a-zà-ÿ']+")
+# When the function words tie ("Is Sam beschikbaar in maart?"), spelling tells: letter groups
+# common in one language and rare in the other.
+_DUTCH_SPELLING = re.compile(r"ij|aa|oe|uu|ee|sch|cht|ui")
+_ENGLISH_SPELLING = re.compile(r"th|wh|sh|ck|tion|ing\b|ould|ea")
 
 
 def detect_language(text: str, default: str = "en") -> str:
@@ -23,5 +27,8 @@ def detect_language(text: str, default: str = "en") -> str:
     dutch = sum(w in _DUTCH for w in words)
     english = sum(w in _ENGLISH for w in words)
     if dutch == english:
-        return default if default in ("nl", "en") else "en"
+        joined = " ".join(words)
+        dutch, english = len(_DUTCH_SPELLING.findall(joined)), len(_ENGLISH_SPELLING.findall(joined))
+        if abs(dutch - english) < 2:
+            return default if default in ("nl", "en") else "en"
     return "nl" if dutch > english else "en"

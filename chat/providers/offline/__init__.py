@@ -1,0 +1,175 @@
+"""The offline provider: deterministic, no network, answers only from tool results.
+
+It behaves the way a careful model is instructed to. It reads what the visitor asks for
+(``intents``): a question, the owner's availability, a message for the owner (asking once for
+an e-mail address when none was given), or several at once, and calls the matching tools. Then
+it answers with the sentences of the retrieved passages that answer the question (``extract``),
+each with the citation syntax the hosted models use, in the visitor's language where the
+knowledge base has it; it declines when nothing retrieved answers.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from dataclasses import dataclass
+
+from chat.citations import cite
+from chat.lang import detect_language
+from chat.providers.base import ChatRequest, ChatResult, OnToken, ToolCall, Usage
+from chat.providers.offline.extract import Passage, choose
+from chat.providers.offline.intents import IntentReader, Plan
+from chat.texts import text as say
+from chat.tokens import approx_tokens
+from knowledge import topics
+
+__all__ = ["OfflineProvider"]
+
+# The tool result statuses of draft_contact_message and what the twin then says.
+_CONTACT_OUTCOMES = {
+    "awaiting_owner_approval": "approval.pending",
+    "already_pending": "approval.already_pending",
+    "approved_and_passed_on": "approval.approved",
+    "rejected_by_owner": "approval.rejected",
+    "expired": "approval.expired",
+}
+_LOOKUPS = ("search_knowledge", "check_availability")
+
+
+class OfflineProvider:
+    name = "offline"
+    model = "offline-extractive"
+    offline = True
+
+    def __init__(self, owner: str = "the owner", max_quotes: int = 2) -> None:
+        self.owner = owner
+        self.max_quotes = max_quotes
+        self.intents = IntentReader(owner)
+
+    async def complete(self, request: ChatRequest, on_token: OnToken) -> ChatResult:
+        turn = _Turn.read(request.messages)
+        plan = self._plan(turn)
+        prompt_tokens = sum(approx_tokens(m.get("content") or "") for m in request.messages)
+        if not turn.results and request.tool_choice != "none":
+            calls = self._tool_calls(plan)
+            if calls:
+                return ChatResult(
+                    tool_calls=calls, finish_reason="tool_calls",
+                    usage=Usage(input_tokens=prompt_tokens,
+                                output_tokens=sum(approx_tokens(c.arguments) for c in calls)),
+                )
+        text = self._compose(plan, turn)
+        for piece in re.findall(r"\S+\s*", text):
+            on_token(piece)
+        return ChatResult(
+            text=text, finish_reason="stop",
+            usage=Usage(input_tokens=prompt_tokens, output_tokens=approx_tokens(text)),
+        )
+
+    def _plan(self, turn: _Turn) -> Plan:
+        asked = any(say("offline.contact_ask", lang, owner=self.owner) in turn.last_answer for lang in ("en", "nl"))
+        return self.intents.plan(turn.question, turn.earlier_questions, asked_details=asked)
+
+    def _tool_calls(self, plan: Plan) -> list[ToolCall]:
+        calls: list[ToolCall] = []
+        if plan.question:
+            if plan.availability:
+                language = detect_language(plan.question)
+                calls.append(_call("check_availability", {"language": language}))
+            else:
+                query = f"{plan.context} {plan.question}" if plan.context else plan.question
+                calls.append(_call("search_knowledge", {"query": self._query(query)}))
+        if plan.contact:
+            calls.append(_call("draft_contact_message", plan.contact))
+        return calls
+
+    def _query(self, question: str) -> str:
+        """The question without the owner's name: every document is about the owner, and the name
+        pulls the search towards the about pages ("Has Mira run Kafka?" finds the Kafka passage
+        once it reads "Has run Kafka?"). A question that is only the name keeps it."""
+        names = {w.lower() for w in self.owner.split()}
+        kept = [w for w in question.split() if w.lower().strip("?!.,:;").removesuffix("'s").removesuffix("\u2019s")
+                not in names]
+        return " ".join(kept) if topics.content_words(" ".join(kept)) else question.strip()
+
+    def _compose(self, plan: Plan, turn: _Turn) -> str:
+        lang = detect_language(turn.question)
+
+        def words(key: str) -> str:
+            return say(key, lang, owner=self.owner)
+
+        if plan.refused:
+            return words("refuse.injection")
+        parts: list[str] = []
+        looked_up = [(name, result) for name, result in turn.results if name in _LOOKUPS]
+        passages: list[Passage] = []
+        failed = False
+        for name, result in looked_up:
+            if "error" in result:
+                failed = True
+                continue
+            for rank, hit in enumerate(result.get("results") or []):
+                passages.append(Passage(title=str(hit.get("title", "")), heading=str(hit.get("heading", "")),
+                                        text=str(hit.get("text", "")), rank=rank,
+                                        on_topic=name == "check_availability"))
+        if looked_up:
+            question = plan.question or turn.question
+            if plan.context:  # what "it" is: the earlier question's words, without its question words
+                question = f"{question} ({' '.join(topics.content_words(plan.context))})"
+            quotes = choose(question, passages, lang=lang, owner=self.owner, limit=self.max_quotes)
+            if quotes:
+                parts.append(words("offline.found"))
+                parts.extend(f"{' '.join(q.sentences)} {cite(q.title)}" for q in quotes)
+            elif plan.question:
+                parts.append(words("offline.tool_error" if failed and not passages else "offline.decline"))
+        elif not turn.results and not plan.ask_details:
+            parts.append(words("offline.decline"))  # tools are off for this call
+        for name, result in turn.results:
+            if name == "draft_contact_message":
+                parts.append(words(_CONTACT_OUTCOMES.get(result.get("status"), "approval.invalid")))
+        if plan.ask_details:
+            parts.append(words("offline.contact_ask"))
+        return " ".join(parts)
+
+
+def _call(name: str, arguments: dict) -> ToolCall:
+    """A call id unique per call, like a hosted model's: approvals are keyed by (conversation, call id)."""
+    return ToolCall(id=f"call_{uuid.uuid4().hex[:24]}", name=name, arguments=json.dumps(arguments, ensure_ascii=False))
+
+
+@dataclass
+class _Turn:
+    """The request read as the offline provider needs it: the visitor's latest question, the
+    tool results since the last text answer (a resumed turn has no new question: its results
+    follow the previous answer), the visitor's earlier messages and the twin's last answer."""
+
+    question: str
+    results: list[tuple[str, dict]]
+    earlier_questions: list[str]
+    last_answer: str
+
+    @classmethod
+    def read(cls, messages: list[dict]) -> _Turn:
+        last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+        question = str(messages[last_user].get("content") or "") if last_user >= 0 else ""
+        answers = [i for i, m in enumerate(messages)
+                   if m.get("role") == "assistant" and m.get("content") and not m.get("tool_calls")]
+        last_answer = max(answers, default=-1)
+        earlier = [str(m.get("content") or "") for m in messages[:max(last_user, 0)] if m.get("role") == "user"]
+        before = [i for i in answers if i < last_user]
+        previous = str(messages[before[-1]].get("content") or "") if before else ""
+        names: dict[str, str] = {}
+        results: list[tuple[str, dict]] = []
+        for message in messages[max(last_user, last_answer) + 1:]:
+            for call in message.get("tool_calls") or []:
+                names[call["id"]] = call["function"]["name"]
+            if message.get("role") == "tool":
+                try:
+                    payload = json.loads(message.get("content") or "{}")
+                except json.JSONDecodeError:
+                    payload = {"error": "unreadable tool result"}
+                if not isinstance(payload, dict):
+                    payload = {"error": "unexpected tool result"}
+                results.append((names.get(message.get("tool_call_id", ""), ""), payload))
+        return cls(question, results, earlier, previous)

@@ -1,0 +1,287 @@
+"""Which sentences of the retrieved passages answer the question: the extractive half of the
+offline twin. Deterministic and explainable: every sentence gets a score from parts that can be
+listed (shared words, the question's topic, the kind of fact asked for, the passage's rank and
+language), and the best one or two are quoted.
+
+The kind of question decides what a good answer contains: "where" wants a place or an
+institution, "when" a date, "how many" a number, "why" a reason. The first sentence of a
+document usually introduces the document ("This CV lists her roles ..."); it answers only a
+question about the thing itself ("What is Triage Assist?").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from chat.lang import detect_language
+from knowledge import topics
+
+_MONTHS = (
+    "january february march april may june july august september october november december "
+    "januari februari maart mei juni juli augustus oktober "
+    "monday tuesday wednesday thursday friday saturday sunday "
+    "maandag dinsdag woensdag donderdag vrijdag zaterdag zondag"
+)
+_NUMBER_WORDS = (
+    "one two three four five six seven eight nine ten eleven twelve fifteen twenty thirty forty fifty hundred "
+    "hundreds thousand thousands million dozen half twice "
+    "twee drie vier vijf zes zeven acht negen tien elf twaalf vijftien twintig dertig veertig vijftig honderd "
+    "honderden duizend duizenden miljoen dozijn half helft"
+)
+_EVIDENCE = {
+    "when": re.compile(rf"\b(?:19|20)\d\d\b|\b(?:{'|'.join(_MONTHS.split())})\b|\b(?:since|from|until|vanaf|sinds|tot)"
+                       r"\s+\d", re.IGNORECASE),
+    "quantity": re.compile(rf"\d|\b(?:{'|'.join(_NUMBER_WORDS.split())})\b|%|€|\$", re.IGNORECASE),
+    # a name after a word of place ("in Utrecht", "at Lumora Health", "aan de TU Delft"), or an institution
+    "where": re.compile(r"\b(?:in|at|from|near|to|of|bij|aan|uit|te|naar|van|op)\s+(?:the\s+|de\s+|het\s+)?"
+                        r"(?!(?:" + "|".join(m.capitalize() for m in _MONTHS.split()) + r")\b)[A-Z][\w-]+|"
+                        r"\b(?:university|universiteit|hogeschool|college|school|city|stad|gemeente|province|provincie|"
+                        r"country|land)\b"),
+    "who": re.compile(r"(?<=\s)[A-Z][\w-]*[a-z][\w-]*"),  # a name, not the sentence's first word
+    # a reason: "because", "so that", or an explanation after a colon
+    "why": re.compile(r"\b(?:because|so that|therefore|as a result|which is why|the reason|omdat|want|zodat|"
+                      r"doordat|daarom|de reden)\b|:", re.IGNORECASE),
+}
+_KINDS = [
+    ("when", re.compile(r"\b(?:when|what year|which year|since when|how soon|wanneer|in welk jaar|sinds wanneer|"
+                        r"vanaf wanneer|per wanneer|(?:next|this|coming) (?:week|month|year|quarter|spring|summer|"
+                        r"autumn|winter)|volgende (?:week|maand)|volgend jaar|binnenkort|soon)\b", re.IGNORECASE)),
+    ("quantity", re.compile(r"\b(?:how (?:many|much|big|large|long|old|fast|often|accurate|popular|far|good|well)|"
+                            r"what (?:percentage|share|number|age|level)|hoeveel|welke leeftijd|hoe (?:groot|lang|"
+                            r"oud|snel|vaak|nauwkeurig|populair|ver|duur|goed))\b", re.IGNORECASE)),
+    ("why", re.compile(r"\b(?:why|waarom)\b", re.IGNORECASE)),
+    ("who", re.compile(r"\b(?:who|whom|which (?:company|companies|employer|employers|client|clients|organi[sz]ations?)|"
+                       r"for whom|wie|voor wie|welke? (?:bedrijf|bedrijven|werkgever|werkgevers|klant|klanten))\b",
+                       re.IGNORECASE)),
+    ("where", re.compile(r"\b(?:where|which (?:city|country|town|university|school|place)|welke? (?:stad|land|plaats|"
+                         r"universiteit|school))\b", re.IGNORECASE)),
+]
+# Dutch "waar" is "where" unless it ends in a preposition: "Waar spreekt ze over?" asks what about.
+_WAAR = re.compile(r"\bwaar\b(?!.*\b(?:over|mee|aan|voor|door|van|op|naar|uit|bij|in|toe|om|tegen)\s*\??\s*$)",
+                   re.IGNORECASE)
+_DEFINE = re.compile(r"^\s*(?:what|who) (?:is|are|was|were) (?!(?:her|his|their|she|he|it)\b|[\w-]+['\u2019]s\b)|"
+                     r"\b(?:tell me (?:more )?about|what (?:does|did) \w+ do\b)|^\s*(?:wat|wie) (?:is|zijn|was) "
+                     r"(?!(?:haar|zijn|hun|ze|hij)\b)|\bvertel\b|^\s*wat voor\b", re.IGNORECASE)
+_BREAK = re.compile(r"(?<=[.!?])\s+(?=[\"'(\u201c]?[A-Z0-9])|\n+\s*(?:[-*]\s+|\d+\.\s+)?")
+_ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "dr.", "mr.", "mrs.", "ms.", "bijv.", "o.a.", "m.a.w.", "d.w.z.",
+                  "...", "\u2026", "nr.", "no.")
+_FRAME_WORDS = {
+    "when": {"year", "years", "date", "month", "week", "day", "time", "next", "soon", "jaar", "datum", "maand",
+             "dag", "tijd", "volgende", "volgend", "binnenkort"},
+    "where": {"city", "country", "place", "town", "stad", "land", "plaats"},
+    "quantity": {"number", "amount", "percentage", "big", "large", "many", "much", "long", "old", "fast", "often",
+                 "accurate", "popular", "far", "expensive", "good", "well", "age", "level", "aantal", "hoeveelheid",
+                 "groot", "lang", "oud", "snel", "vaak", "nauwkeurig", "populair", "ver", "duur", "goed", "leeftijd"},
+}
+_WEAK_WORDS = frozenset(
+    "use uses used using get gets got make makes made take takes took know knows knew like likes think thinks "
+    "gebruikt gebruiken gebruikte maakt maken maakte doet doen deed weet weten vindt vinden".split()
+)
+# Words too general to say what a question is about, or to justify quoting a second sentence.
+_GENERAL_WORDS = _WEAK_WORDS | frozenset(
+    "work works worked working tell call called now currently moment still ever today anything something any "
+    "hold holds held give gives gave have has do does did done go goes went come year years "
+    "werk werkt werken werkte gewerkt vertel heet noemt nu momenteel nog ooit tegenwoordig eigenlijk iets "
+    "gedaan geeft geven gaf heeft hebben doet doen deed gaat jaar jaren".split()
+)
+# A sentence that speaks of the document itself rather than of the owner.
+_META = re.compile(r"\b(?:this|these) (?:cv|page|pages|document|article|overview|section|site)\b|\ban overview of\b|"
+                   r"\ban article by\b|\bdeze (?:pagina|tekst|cv|sectie)\b|\been overzicht van\b|"
+                   r"\bin het (?:nederlands|engels)\b", re.IGNORECASE)
+_ANSWER_TYPE = re.compile(r"\b(?:which|what|welke?|wat voor(?: een)?)\s+(?!(?:is|are|was|were|does|did|do|has|have|"
+                          r"kind|sort|type|zijn|heeft|doet|soort)\b)([a-z][\w-]{2,})", re.IGNORECASE)
+_CAPITALISED = re.compile(r"(?<=[\s(\"'])([A-Z][\w'-]*|\w*\d\w*)")
+
+
+def _names(question: str) -> set[str]:
+    """Words written with a capital inside the question, or with digits: names of things."""
+    return {w for match in _CAPITALISED.findall(f" {question.split(maxsplit=1)[-1]}" if " " in question else "")
+            for w in topics.words(match)} - topics.STOP_WORDS
+
+
+@dataclass
+class Passage:
+    title: str
+    heading: str
+    text: str
+    rank: int  # position in the tool's results: the retriever's own judgement
+    on_topic: bool = False  # chosen for the question's subject (availability), not by a search
+
+
+@dataclass
+class Quote:
+    title: str
+    heading: str
+    sentences: list[str]
+
+
+@dataclass
+class _Scored:
+    score: float
+    linked: bool  # shares a word or the topic with the question, or holds the fact asked for
+    passage: int
+    index: int
+    sentence: str
+    covers: frozenset[str]  # the question's words it (or its passage's title and heading) contains
+    in_language: bool
+
+
+def question_kind(question: str) -> str | None:
+    """``when``, ``quantity``, ``why``, ``who``, ``where`` or None."""
+    for kind, pattern in _KINDS:
+        if pattern.search(question):
+            return kind
+    return "where" if _WAAR.search(question) else None
+
+
+def split_sentences(text: str) -> list[str]:
+    text = text.strip()
+    pieces = [p.strip() for p in _BREAK.split(text) if p and p.strip()]
+    merged: list[str] = []
+    for piece in pieces:
+        if merged and merged[-1].lower().endswith(_ABBREVIATIONS):
+            merged[-1] = f"{merged[-1]} {piece}"
+        else:
+            merged.append(" ".join(piece.split()))
+    return merged
+
+
+def _matches(wanted: list[str], found: list[str]) -> int:
+    """How many of ``wanted`` appear in ``found`` in some form."""
+    return sum(1 for w in wanted if any(topics.same_word(w, f) for f in found))
+
+
+def choose(question: str, passages: list[Passage], *, lang: str, owner: str, limit: int = 2) -> list[Quote]:
+    """The quotes that answer ``question``, best first; empty when no passage does.
+
+    A sentence scores 1 for each of the question's words it contains (2 for the noun of "which
+    database"), 0.75 when it speaks of the question's topic (knowledge.topics), 1.5 when it holds
+    the kind of fact asked for, 1 for each name the question uses that its passage holds, up to 1
+    when its passage's title or heading names what was asked, a little for the retriever's rank
+    and for the visitor's language, and loses 0.75 when it opens a document (unless the question
+    asks what something is). A word the passage's title or heading names already, or a verb that
+    says little ("use"), counts half. A second sentence is quoted only when it adds one of
+    the question's words the first lacks (scoring at least half the first), or when the question
+    asks for a description (at least 0.75).
+    """
+    owner_words = set(topics.words(owner))
+    kind = question_kind(question)
+    # words of a phrase such as "spare time" are the topic's, not words to find one by one, and
+    # "year" in "which year" is the kind of answer, not a word of it
+    frame = topics.phrase_words(question) | (_FRAME_WORDS.get(kind, set()) if kind else set())
+    asked = [w for w in dict.fromkeys(topics.content_words(question)) if w not in owner_words and w not in frame]
+    question_topics = topics.topics_of(question)
+    topic_words = sorted(topics.topic_words(question_topics) - set(asked))
+    # names: capitalised in the question, or the name of a retrieved document ("pgqueue-lite")
+    titles = {w for passage in passages for w in topics.content_words(passage.title)}
+    names = (_names(question) | {w for w in asked if w in titles}) - owner_words
+    # What the question is about, beyond names and topics: a sentence must speak of half of it.
+    focus = {w for w in asked if w not in names and w not in _GENERAL_WORDS and not topics.topics_of(w)}
+    defines = bool(_DEFINE.search(question))
+    # "Which database ...?": a sentence that names a database answers it
+    typed = _ANSWER_TYPE.search(question)
+    answer_type = typed.group(1).lower() if typed else ""
+    # "Who is Mira?": every passage the search found is about her ("How old is Mira?" asks a fact)
+    about_owner = not asked and not topic_words and not frame
+    scored: list[_Scored] = []
+    triggers = {w for w in asked if topics.topics_of(w)}  # the question's own words that name its topic
+    for p, passage in enumerate(passages):
+        context = topics.content_words(f"{passage.title} {passage.heading}")
+        context_covers = {w for w in asked if any(topics.same_word(w, c) for c in context)}
+        context_bonus = 0.5 * min(len(context_covers - names) + (1 if _matches(topic_words, context) else 0), 2)
+        # a name counts for the passage that holds it (in its title or anywhere in its text), once
+        everywhere = context + topics.content_words(passage.text)
+        named = {w for w in names if w in asked and any(topics.same_word(w, f) for f in everywhere)}
+        in_language = detect_language(passage.text) == lang
+        passage_bonus = min(len(named), 2) + context_bonus + (0.3 if in_language else 0.0) + 0.4 / (1 + passage.rank)
+        for i, sentence in enumerate(split_sentences(passage.text)):
+            found = [w for w in topics.content_words(sentence) if w not in owner_words]
+            covers = {w for w in asked if any(topics.same_word(w, f) for f in found)}
+            related = bool(covers & triggers) or any(topics.same_word(t, f) for t in topic_words for f in found)
+            evidence = bool(kind and _EVIDENCE[kind].search(sentence))
+            score = (sum(_weight(w, context_covers) * (2 if w == answer_type else 1) for w in covers - names)
+                     + (0.75 if related else 0.0) + (1.5 if evidence else 0.0) + passage_bonus)
+            if _META.search(sentence) and not defines:
+                score -= 2.0  # a sentence about the document itself ("This CV lists ...") answers nothing
+            elif i == 0 and not passage.heading and not defines:
+                score -= 0.75  # a document's opening sentence introduces the document
+            linked = _linked(focus, names, covers, context_covers | named, related=related, evidence=evidence,
+                             defines=defines, on_topic=passage.on_topic) or about_owner
+            scored.append(_Scored(score, linked, p, i, sentence, frozenset(covers | context_covers), in_language))
+    ranked = sorted((s for s in scored if s.linked), key=lambda s: (-s.score, s.passage, s.index))
+    if not ranked:
+        # passages picked for the question's subject (availability) answer it even in other words
+        ranked = sorted((s for s in scored if passages[s.passage].on_topic),
+                        key=lambda s: (-s.score, s.passage, s.index))[:1]
+    if not ranked:
+        return []
+    best = _in_visitors_language(ranked[0], ranked, owner_words)
+    chosen = [best]
+    for candidate in ranked:
+        if len(chosen) >= limit or candidate.score < 0.5 * best.score:
+            break
+        if candidate is best or any(_same_fact(c.sentence, candidate.sentence, owner_words) for c in chosen):
+            continue
+        if best.in_language and not candidate.in_language:
+            continue  # no second language for an extra sentence
+        adds = {w for w in candidate.covers - best.covers if w not in _GENERAL_WORDS}
+        if adds or (defines and candidate.score >= 0.75 * best.score):
+            chosen.append(candidate)
+    quotes: dict[int, list[_Scored]] = {}
+    for item in chosen:
+        quotes.setdefault(item.passage, []).append(item)
+    return [
+        Quote(passages[p].title, passages[p].heading, [s.sentence for s in sorted(items, key=lambda s: s.index)])
+        for p, items in quotes.items()
+    ]
+
+
+def _linked(focus: set[str], names: set[str], covers: set[str], context_covers: set[str], *, related: bool,
+            evidence: bool, defines: bool, on_topic: bool) -> bool:
+    """Whether a sentence speaks of what was asked (else it is not quoted, however it scores).
+
+    It must contain one of the question's own words (two of a long question's, one of them may be
+    in its title or heading). A question of only names and topics ("Does she hold a Kubernetes
+    certification?") needs the name or the topic. A name with the kind of fact asked for ("How
+    many practices use Triage Assist?": a number) is enough, also in the other language, and so
+    is a name for "What is ...?". On the availability pages a word or the fact asked for is enough.
+    """
+    # in a long question (three words or more besides names and topics) its topic counts as one of them
+    in_sentence = len(covers & focus) + (1 if related and len(focus) >= 3 else 0)
+    if focus and (in_sentence >= 2 or (in_sentence and (len(focus) < 4 or context_covers & focus))):
+        return True
+    named = bool((covers | context_covers) & names)
+    if not focus and (named or related or (covers and evidence)):
+        return True  # "Where does he work now?": only general words, so the place must be there too
+    if named and (evidence or defines):
+        return True
+    return on_topic and (evidence or bool(covers))
+
+
+def _weight(word: str, context_covers: set[str]) -> float:
+    """A found word's worth: half for a word the passage's title or heading gives already (the
+    sentence repeats it, it does not add it) or a verb that says little ("use")."""
+    return 0.5 if word in _WEAK_WORDS or word in context_covers else 1.0
+
+
+def _in_visitors_language(best: _Scored, ranked: list[_Scored], owner_words: set[str]) -> _Scored:
+    """The same fact in the visitor's language, when the knowledge base has it and it scores
+    nearly as well."""
+    if best.in_language:
+        return best
+    for other in ranked:
+        if (other.in_language and other.score >= 0.7 * best.score
+                and _same_fact(best.sentence, other.sentence, owner_words)):
+            return other
+    return best
+
+
+_MARKS = re.compile(r"\d[\d.,]*\d|\d|(?<=\s)[A-Z][\w-]+")
+
+
+def _same_fact(a: str, b: str, owner_words: set[str]) -> bool:
+    """The same fact twice (often once per language): they share numbers or names (the
+    owner's own name does not count)."""
+    shared = set(_MARKS.findall(a)) & set(_MARKS.findall(b))
+    return len({m for m in shared if m.lower() not in owner_words}) >= 2

@@ -1,0 +1,110 @@
+"""Which sentence answers: the offline twin's extraction on a small invented knowledge base (an
+owner called Sam Visser), so the rules are tested apart from the sample's wording."""
+
+from __future__ import annotations
+
+import pytest
+
+from chat.providers.offline.extract import Passage, choose, question_kind, split_sentences
+
+OWNER = "Sam Visser"
+CV = [
+    ("Curriculum Vitae", "", "Sam Visser is a data engineer. This CV lists his jobs, schooling and awards."),
+    ("Curriculum Vitae", "Current job: Lead Engineer at Brightwater (2021 – present)",
+     "Since May 2021 Sam has worked at Brightwater, a water utility in Leiden. He leads a team of nine engineers "
+     "and rebuilt the billing pipeline."),
+    ("Curriculum Vitae", "Schooling",
+     "Sam holds an MSc in Physics from Leiden University (2014) and a BSc from the University of Groningen "
+     "(2012)."),
+    ("Curriculum Vitae", "Awards", "He won the Dutch Open Data Award in 2019 for a flood-map tool."),
+    ("Over Sam", "Opleiding", "Hij studeerde natuurkunde aan de Universiteit Leiden (master, 2014) en in "
+     "Groningen (bachelor, 2012)."),
+    ("About Sam", "", "Sam Visser builds data pipelines for utilities. He lives in Haarlem with two dogs."),
+    ("About Sam", "Hobbies", "He sails on the Kaag lakes most weekends and restores old radios."),
+    ("Talks", "", "He spoke at PyData Eindhoven in 2022 about flood forecasting. Nobody asked about radios."),
+]
+
+
+def passages(*indexes: int) -> list[Passage]:
+    chosen = indexes or tuple(range(len(CV)))
+    return [Passage(title=CV[i][0], heading=CV[i][1], text=CV[i][2], rank=rank) for rank, i in enumerate(chosen)]
+
+
+def answer(question: str, lang: str = "en", **kwargs) -> list[str]:
+    found = choose(question, kwargs.pop("found", None) or passages(), lang=lang, owner=OWNER)
+    return [f"{q.title}: {' '.join(q.sentences)}" for q in found]
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        # where: a place or an institution; the opening sentence ("This CV lists ...") is no answer
+        ("Where did he study?", "Curriculum Vitae: Sam holds an MSc in Physics from Leiden University"),
+        ("Where does Sam live?", "About Sam: He lives in Haarlem with two dogs."),
+        ("Where does he work now?", "Curriculum Vitae: Since May 2021 Sam has worked at Brightwater"),
+        # when: a date
+        ("When did he win an award?", "Curriculum Vitae: He won the Dutch Open Data Award in 2019"),
+        ("In which year did he give a talk at PyData?", "Talks: He spoke at PyData Eindhoven in 2022"),
+        # how many: a number
+        ("How big is the team he leads?", "Curriculum Vitae: He leads a team of nine engineers"),
+        # a topic in other words: "pets" finds "dogs", "free time" finds "weekends"
+        ("Does he have pets?", "About Sam: He lives in Haarlem with two dogs."),
+        ("What does he do in his spare time?", "About Sam: He sails on the Kaag lakes most weekends"),
+        # what is it: the opening sentence is the answer
+        ("Who is Sam Visser?", "Curriculum Vitae: Sam Visser is a data engineer."),
+        ("What is the flood-map tool?", "Curriculum Vitae: He won the Dutch Open Data Award in 2019"),
+    ],
+)
+def test_the_sentence_that_answers_the_kind_of_question(question, expected):
+    found = answer(question)
+    assert found and found[0].startswith(expected), found
+
+
+def test_the_visitors_language_wins_when_the_knowledge_base_has_the_fact_in_both():
+    dutch = answer("Waar heeft hij gestudeerd?", lang="nl")
+    assert dutch == ["Over Sam: Hij studeerde natuurkunde aan de Universiteit Leiden (master, 2014) en in "
+                     "Groningen (bachelor, 2012)."]
+    english = answer("Where did he study?")
+    assert len(english) == 1 and english[0].startswith("Curriculum Vitae: Sam holds an MSc")  # not twice
+
+
+def test_a_second_sentence_only_when_it_adds_what_was_asked():
+    found = answer("Where does he live and what are his hobbies?")
+    assert found == ["About Sam: He lives in Haarlem with two dogs.",
+                     "About Sam: He sails on the Kaag lakes most weekends and restores old radios."]
+    assert len(answer("Where does Sam live?")) == 1
+
+
+def test_no_answer_when_nothing_retrieved_shares_the_question():
+    assert answer("Does he play the violin?") == []
+    assert choose("Where does he live?", [], lang="en", owner=OWNER) == []
+
+
+def test_a_passage_in_the_other_language_needs_a_name_and_the_kind_of_fact():
+    english = passages(2)  # the search found it for a Dutch question
+    # "Leiden" and a year: the name and the kind of fact asked for ("wanneer": a date) tie them
+    assert answer("Wanneer studeerde hij af in Leiden?", lang="nl", found=english) == [
+        "Curriculum Vitae: Sam holds an MSc in Physics from Leiden University (2014) and a BSc from the University "
+        "of Groningen (2012)."]
+    # nothing ties "bezigheden" to the English text: no answer rather than a guess
+    assert answer("Wat zijn zijn bezigheden?", lang="nl", found=passages(6)) == []
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [("When did she start?", "when"), ("Vanaf wanneer is ze beschikbaar?", "when"), ("Can she start next month?",
+                                                                                    "when"),
+     ("How many stars?", "quantity"), ("Hoeveel kost het?", "quantity"), ("How accurate is it?", "quantity"),
+     ("Where does he live?", "where"), ("Waar woont hij?", "where"), ("Waar spreekt ze over?", None),
+     ("Waar werkt ze mee?", None), ("Why Postgres?", "why"), ("Which companies did she work for?", "who"),
+     ("Does he sail?", None)],
+)
+def test_question_kinds_in_both_languages(question, kind):
+    assert question_kind(question) == kind
+
+
+def test_sentences_split_at_sentence_ends_only():
+    assert split_sentences("Jobs are rows; workers use SELECT ... FOR UPDATE. It is fast, e.g. 8,000 jobs/s. "
+                           "The p95 went from 1.8 s to 240 ms!\n- A list item\n- Another") == [
+        "Jobs are rows; workers use SELECT ... FOR UPDATE.", "It is fast, e.g. 8,000 jobs/s.",
+        "The p95 went from 1.8 s to 240 ms!", "A list item", "Another"]
