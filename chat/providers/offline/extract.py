@@ -157,13 +157,15 @@ def choose(question: str, passages: list[Passage], *, lang: str, owner: str, lim
 
     A sentence scores 1 for each of the question's words it contains (2 for the noun of "which
     database"), 0.75 when it speaks of the question's topic (knowledge.topics), 1.5 when it holds
-    the kind of fact asked for, 1 for each name the question uses that its passage holds, up to 1
-    when its passage's title or heading names what was asked, a little for the retriever's rank
-    and for the visitor's language, and loses 0.75 when it opens a document (unless the question
-    asks what something is). A word the passage's title or heading names already, or a verb that
-    says little ("use"), counts half. A second sentence is quoted only when it adds one of
-    the question's words the first lacks (scoring at least half the first), or when the question
-    asks for a description (at least 0.75).
+    the kind of fact asked for, 1 for each name the question uses that its passage holds (0.5 more
+    when the sentence says it), up to 1 when its passage's title or heading names what was asked,
+    a little for the retriever's rank and for the visitor's language; it loses 0.75 when it opens
+    a document (unless the question asks what something is) and 2 when it speaks of the document
+    itself ("This CV lists ..."). A word the passage's title or heading names already, or a verb
+    that says little ("use"), counts half. A second sentence is quoted only when it adds one of the
+    question's words the first lacks (scoring at least half the first), or when the question asks
+    for a description (at least 0.75). Only sentences that speak of what was asked (``_linked``)
+    are quoted at all.
     """
     owner_words = set(topics.words(owner))
     kind = question_kind(question)
@@ -189,7 +191,7 @@ def choose(question: str, passages: list[Passage], *, lang: str, owner: str, lim
     for p, passage in enumerate(passages):
         context = topics.content_words(f"{passage.title} {passage.heading}")
         context_covers = {w for w in asked if any(topics.same_word(w, c) for c in context)}
-        context_bonus = 0.5 * min(len(context_covers - names) + (1 if _matches(topic_words, context) else 0), 2)
+        context_bonus = 0.5 * min(len(context_covers) + (1 if _matches(topic_words, context) else 0), 2)
         # a name counts for the passage that holds it (in its title or anywhere in its text), once
         everywhere = context + topics.content_words(passage.text)
         named = {w for w in names if w in asked and any(topics.same_word(w, f) for f in everywhere)}
@@ -198,16 +200,20 @@ def choose(question: str, passages: list[Passage], *, lang: str, owner: str, lim
         for i, sentence in enumerate(split_sentences(passage.text)):
             found = [w for w in topics.content_words(sentence) if w not in owner_words]
             covers = {w for w in asked if any(topics.same_word(w, f) for f in found)}
-            related = bool(covers & triggers) or any(topics.same_word(t, f) for t in topic_words for f in found)
+            # the topic in other words than the question's ("cat" for "pets")
+            related = any(topics.same_word(t, f) for t in topic_words for f in found)
             evidence = bool(kind and _EVIDENCE[kind].search(sentence))
             score = (sum(_weight(w, context_covers) * (2 if w == answer_type else 1) for w in covers - names)
+                     + 0.5 * len(covers & names)  # the passage holds the name; this sentence says it
                      + (0.75 if related else 0.0) + (1.5 if evidence else 0.0) + passage_bonus)
-            if _META.search(sentence) and not defines:
+            related = related or bool(covers & triggers)
+            if _META.search(sentence):
                 score -= 2.0  # a sentence about the document itself ("This CV lists ...") answers nothing
             elif i == 0 and not passage.heading and not defines:
                 score -= 0.75  # a document's opening sentence introduces the document
-            linked = _linked(focus, names, covers, context_covers | named, related=related, evidence=evidence,
-                             defines=defines, on_topic=passage.on_topic) or about_owner
+            linked = about_owner or _linked(focus, names, covers, context_covers | named, related=related,
+                                            evidence=evidence, defines=defines, on_topic=passage.on_topic,
+                                            asks_topic=answer_type in triggers)
             scored.append(_Scored(score, linked, p, i, sentence, frozenset(covers | context_covers), in_language))
     ranked = sorted((s for s in scored if s.linked), key=lambda s: (-s.score, s.passage, s.index))
     if not ranked:
@@ -238,7 +244,7 @@ def choose(question: str, passages: list[Passage], *, lang: str, owner: str, lim
 
 
 def _linked(focus: set[str], names: set[str], covers: set[str], context_covers: set[str], *, related: bool,
-            evidence: bool, defines: bool, on_topic: bool) -> bool:
+            evidence: bool, defines: bool, on_topic: bool, asks_topic: bool = False) -> bool:
     """Whether a sentence speaks of what was asked (else it is not quoted, however it scores).
 
     It must contain one of the question's own words (two of a long question's, one of them may be
@@ -247,8 +253,9 @@ def _linked(focus: set[str], names: set[str], covers: set[str], context_covers: 
     many practices use Triage Assist?": a number) is enough, also in the other language, and so
     is a name for "What is ...?". On the availability pages a word or the fact asked for is enough.
     """
-    # in a long question (three words or more besides names and topics) its topic counts as one of them
-    in_sentence = len(covers & focus) + (1 if related and len(focus) >= 3 else 0)
+    # in a long question (three words or more besides names and topics) its topic counts as one of
+    # them; "Which languages ...?" asks for the topic itself
+    in_sentence = len(covers & focus) + (1 if related and (len(focus) >= 3 or asks_topic) else 0)
     if focus and (in_sentence >= 2 or (in_sentence and (len(focus) < 4 or context_covers & focus))):
         return True
     named = bool((covers | context_covers) & names)
