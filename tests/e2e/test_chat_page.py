@@ -334,7 +334,7 @@ def test_phone_and_dark_mode_keyboard_only(server):
             desktop = {"width": 1280, "height": 800}
             page, watch = visitor_page(browser, locale=lang, color_scheme=scheme, viewport=desktop)
             page.goto(server + "/")
-            ask(page, "Where has she worked?" if lang == "en-GB" else "Waar heeft ze gewerkt?")
+            ask(page, "Where has she worked?" if lang == "en-GB" else "Wat is haar dagtarief?")
             page.locator(".msg.assistant .sources a").first.wait_for(timeout=30_000)
             shot(page, f"11-desktop-{scheme}-{lang[:2]}")
             assert watch.problems == []
