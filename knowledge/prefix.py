@@ -21,7 +21,6 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
-from chat.tokens import approx_tokens
 from knowledge.content import sha256
 from knowledge.models import Document
 
@@ -30,6 +29,13 @@ PROFILE_KINDS = ("about", "cv", "skills", "availability")
 PREFIX_POPULARITY_DAYS = 30
 
 _lock = threading.Lock()
+
+
+def approx_tokens(text: str) -> int:
+    """A conservative token count for the bound: two characters a token (real tokenizers give
+    3-4 for English prose, fewer for Dutch, numbers and Markdown; the sample is ~8k either way)."""
+    return (len(text) + 1) // 2
+
 _cache: dict[tuple, tuple[str, str]] = {}
 
 
