@@ -14,9 +14,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from urllib.parse import urlparse, urlunparse
 
-import psycopg
+from benchmarks.scratch import drop, scratch_url
 
 WORDS = (
     "postgres django python kafka latency replication index vector queue migration schema tenant "
@@ -35,28 +34,6 @@ QUERIES = [
     "Tell me about the billing pipeline", "What did she learn from the railway project?",
     "Hoe werd de performance gemeten?",
 ]
-
-
-def bench_url() -> str:
-    from twinsite import pgserver
-
-    base = os.environ.get("DATABASE_URL") or pgserver.database_url()
-    parsed = urlparse(base)
-    name = parsed.path.lstrip("/") + "_bench"
-    admin = urlunparse(parsed._replace(path="/postgres"))
-    with psycopg.connect(admin, autocommit=True) as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
-            conn.execute(f'CREATE DATABASE "{name}"')
-    url = urlunparse(parsed._replace(path=f"/{name}"))
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
-    return url
-
-
-def drop(url: str) -> None:
-    parsed = urlparse(url)
-    with psycopg.connect(urlunparse(parsed._replace(path="/postgres")), autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{parsed.path.lstrip("/")}" WITH (FORCE)')
 
 
 # A Zipf-distributed vocabulary, as in real text: a few words are everywhere, most are rare.
@@ -97,7 +74,7 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="keep the benchmark database")
     args = parser.parse_args()
 
-    url = bench_url()
+    url = scratch_url("bench")
     os.environ["DATABASE_URL"] = url
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "twinsite.settings")
     import django

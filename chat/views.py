@@ -104,9 +104,7 @@ def embed_page(request: HttpRequest) -> HttpResponse:
     lang = language(request.GET.get("lang") or request.LANGUAGE_CODE)
     if "t" not in request.GET and "new" not in request.GET:
         # First the page's own storage is asked for a conversation it already has (static/embed-boot.js).
-        response = render(request, "chat/embed_boot.html")
-        response._csp_config = {**VISITOR_CSP, "frame-ancestors": [CSP.SELF, *settings.TWIN_EMBED_ORIGINS]}
-        return response
+        return _frameable(render(request, "chat/embed_boot.html"))
     conversation_id = conversation_from_token(request.GET.get("t"))
     conversation = Conversation.objects.filter(pk=conversation_id).first() if conversation_id else None
     if conversation is None:
@@ -119,6 +117,11 @@ def embed_page(request: HttpRequest) -> HttpResponse:
             # the embedding page, told the token by postMessage: only an origin on the list
             "host": request.GET["host"] if origin_allowed(request.GET.get("host", "")) else "",
         })
+    return _frameable(response)
+
+
+def _frameable(response: HttpResponse) -> HttpResponse:
+    """The visitor's policy, with framing allowed to the listed origins only."""
     response._csp_config = {**VISITOR_CSP, "frame-ancestors": [CSP.SELF, *settings.TWIN_EMBED_ORIGINS]}
     return response
 

@@ -38,16 +38,16 @@ def fold(text: str, *, collapse: bool = True) -> str:
         text = text.lower()
         return _SPACE.sub(" ", text).strip() if collapse else text
     text = unicodedata.normalize("NFKC", text)
-    text = _without(text, "Cf")  # zero-width, bidi marks
+    text = without_category(text, "Cf")  # zero-width, bidi marks
     text = text.casefold().translate(_CONFUSABLES)
-    text = _without(unicodedata.normalize("NFD", text), "Mn")  # the accents NFD split off
+    text = without_category(unicodedata.normalize("NFD", text), "Mn")  # the accents NFD split off
     return _SPACE.sub(" ", text).strip() if collapse else text
 
 
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 
 
-def _without(text: str, category: str) -> str:
+def without_category(text: str, category: str) -> str:
     """``text`` without the characters of a Unicode category; only non-ASCII ones are looked at."""
     return _NON_ASCII.sub(lambda m: "" if unicodedata.category(m.group()) == category else m.group(), text)
 

@@ -15,6 +15,8 @@ from stdnum import iban as stdnum_iban
 from stdnum import luhn
 from stdnum.exceptions import ValidationError
 
+from guards.normalize import without_category
+
 # Digits with up to three separators between them (spaces, tabs, dots, dashes, slashes…).
 _SEP = r"[ \t.\-\u2010-\u2015/_]"
 _CARD_CANDIDATE = re.compile(rf"(?<![\w.,/-])\d(?:{_SEP}{{0,3}}\d){{12,18}}(?![\w/-]|[.,]\d)")
@@ -69,7 +71,6 @@ def find_account_numbers(text: str) -> list[str]:
     return [m.group(1) or m.group(2) or m.group(3) for m in _ACCOUNT.finditer(text)]
 
 
-_NON_ASCII = re.compile(r"[^\x00-\x7f]")
 _ODD_SPACE = re.compile(r"[^\S\n\t ]")  # whitespace other than newline, tab and the plain space
 
 
@@ -79,7 +80,7 @@ def clean(text: str) -> str:
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text)
         # only the non-ASCII characters need looking at: one regex pass, not a call per character
-        text = _NON_ASCII.sub(lambda m: "" if unicodedata.category(m.group()) == "Cf" else m.group(), text)
+        text = without_category(text, "Cf")
     return _ODD_SPACE.sub(" ", text)
 
 

@@ -6,7 +6,6 @@ vectors of the configured backend, so switching backends re-embeds instead of mi
 
 from __future__ import annotations
 
-import asyncio
 import queue
 import threading
 from concurrent.futures import Future
@@ -214,16 +213,10 @@ def query_batcher(embedder: Embedder) -> QueryBatcher:
 def embed_query(embedders: list[Embedder], text: str) -> dict[str, np.ndarray]:
     """The question's vector in every model: the models run side by side (numpy releases the
     GIL), each batching the questions of concurrent visitors (``QueryBatcher``)."""
-    futures = {embedder.name: query_batcher(embedder).submit(text) for embedder in embedders}
-    return {name: future.result() for name, future in futures.items()}
+    return {name: future.result() for name, future in embed_query_futures(embedders, text).items()}
 
 
 def embed_query_futures(embedders: list[Embedder], text: str) -> dict[str, Future]:
     """The question's vector in every model, as futures (``asyncio.wrap_future`` to await one)."""
     return {embedder.name: query_batcher(embedder).submit(text) for embedder in embedders}
 
-
-async def aembed_query(embedders: list[Embedder], text: str) -> dict[str, np.ndarray]:
-    """``embed_query`` awaited on the event loop without holding a thread while it waits."""
-    futures = embed_query_futures(embedders, text)
-    return {name: await asyncio.wrap_future(future) for name, future in futures.items()}
