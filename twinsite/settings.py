@@ -399,7 +399,9 @@ def _digest_time() -> tuple[int, int] | None:
 # at TWIN_SITE_URL and lead to a confirmation page; they work once, for TWIN_DIGEST_LINK_TTL.
 TWIN_DIGEST_TIME = _digest_time()
 TWIN_OWNER_LANGUAGE = env_choice("TWIN_OWNER_LANGUAGE", "en", ("en", "nl"))
-TWIN_SITE_URL = env_str("TWIN_SITE_URL", "http://127.0.0.1:8000").rstrip("/")
+# default: where `make run` serves (TWIN_HOST, TWIN_PORT), so the links work out of the box
+TWIN_SITE_URL = env_str("TWIN_SITE_URL", f"http://{env_str('TWIN_HOST', '127.0.0.1')}:{env_str('TWIN_PORT', '8000')}"
+                        ).rstrip("/")
 if urlparse(TWIN_SITE_URL).scheme not in {"http", "https"} or not urlparse(TWIN_SITE_URL).netloc:
     raise ImproperlyConfigured(f"TWIN_SITE_URL must be the site's address like https://example.com, "
                                f"got {TWIN_SITE_URL!r}")
