@@ -315,7 +315,7 @@ def test_phone_and_dark_mode_keyboard_only(server):
         browser = launch(pw)
         phone = {"viewport": {"width": 390, "height": 760}, "device_scale_factor": 2, "is_mobile": True,
                  "has_touch": True}
-        for scheme, lang in (("light", "en-GB"), ("dark", "nl-NL")):
+        for scheme, lang in (("light", "en-GB"), ("dark", "en-GB"), ("light", "nl-NL"), ("dark", "nl-NL")):
             page, watch = visitor_page(browser, locale=lang, color_scheme=scheme, **phone)
             page.goto(server + "/")
             header = page.locator("header").bounding_box()
