@@ -14,8 +14,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from benchmarks.scratch import drop, scratch_url
+
+if TYPE_CHECKING:
+    from knowledge.embedders import Embedder
 
 WORDS = (
     "postgres django python kafka latency replication index vector queue migration schema tenant "
@@ -83,10 +87,7 @@ def main() -> int:
     from django.core.management import call_command
     from django.db import connection
 
-    from knowledge.embedders import embed_query, get_embedders
-    from knowledge.models import KnowledgeChunk
-    from knowledge.selectors import knowledge_search
-    from knowledge.services import knowledge_sync
+    from knowledge.embedders import get_embedders
 
     call_command("migrate", verbosity=0)
     embedders = get_embedders()
@@ -95,50 +96,71 @@ def main() -> int:
     print(f"embedders: {', '.join(e.name for e in embedders)}; cpu: {os.cpu_count()} cores")
     try:
         with tempfile.TemporaryDirectory() as folder:
-            root = Path(folder)
-            files = generate(root, args.chunks)
-            KnowledgeChunk.objects.all().delete()
-            started = time.perf_counter()
-            report = knowledge_sync(root=root, embedders=embedders)
-            full = time.perf_counter() - started
-            rows = KnowledgeChunk.objects.count()
-            print(f"full sync: {report.added} chunks x {len(embedders)} models ({rows} rows) in {full:.1f}s "
-                  f"({full / max(report.added, 1) * 1000:.1f} ms/chunk)")
-
-            target = files[len(files) // 2]
-            text = target.read_text(encoding="utf-8").replace(" units.", " units, revised.", 3)
-            target.write_text(text, encoding="utf-8")
-            started = time.perf_counter()
-            report = knowledge_sync(root=root, embedders=embedders)
-            incremental = time.perf_counter() - started
-            print(f"incremental sync after changing one file: {report.changed + report.added} chunks re-embedded "
-                  f"per model ({report.embedded} embeddings), {report.unchanged} unchanged, in {incremental:.2f}s")
-
-            with connection.cursor() as cursor:
-                cursor.execute("ANALYZE knowledge_knowledgechunk")
-            queries = [QUERIES[i % len(QUERIES)] + ("" if i < len(QUERIES) else f" {i}")
-                       for i in range(args.searches)]
-            embed_times, vectors = [], []
-            for query in queries:
-                started = time.perf_counter()
-                vectors.append(embed_query(embedders, query))
-                embed_times.append((time.perf_counter() - started) * 1000)
-            for query, vector in zip(queries[:10], vectors[:10], strict=True):  # warm caches
-                knowledge_search(query, embedders=embedders, query_vectors=vector)
-            search_times = []
-            for query, vector in zip(queries, vectors, strict=True):
-                started = time.perf_counter()
-                knowledge_search(query, embedders=embedders, query_vectors=vector)
-                search_times.append((time.perf_counter() - started) * 1000)
-            print(f"query embedding ({len(embedders)} models): p50 {statistics.median(embed_times):.1f} ms, "
-                  f"p95 {percentile(embed_times, 0.95):.1f} ms")
-            print(f"hybrid search over {rows} rows, excluding embedding ({args.searches} queries): "
-                  f"p50 {statistics.median(search_times):.1f} ms, p95 {percentile(search_times, 0.95):.1f} ms")
+            rows = bench_sync(Path(folder), args.chunks, embedders)
+            bench_search(embedders, rows, args.searches)
     finally:
         connection.close()
         if not args.keep:
             drop(url)
     return 0
+
+
+# The benchmark's steps import Django's models locally: main sets the database URL and runs
+# django.setup() first, so none of them can be imported at the top of this module.
+
+def bench_sync(root: Path, chunks: int, embedders: list[Embedder]) -> int:
+    """A full sync of a generated corpus of ``chunks`` chunks under ``root``, then an incremental one
+    after changing one file; prints both and returns the number of rows."""
+    from knowledge.models import KnowledgeChunk
+    from knowledge.services import knowledge_sync
+
+    files = generate(root, chunks)
+    KnowledgeChunk.objects.all().delete()
+    started = time.perf_counter()
+    report = knowledge_sync(root=root, embedders=embedders)
+    full = time.perf_counter() - started
+    rows = KnowledgeChunk.objects.count()
+    print(f"full sync: {report.added} chunks x {len(embedders)} models ({rows} rows) in {full:.1f}s "
+          f"({full / max(report.added, 1) * 1000:.1f} ms/chunk)")
+
+    target = files[len(files) // 2]
+    text = target.read_text(encoding="utf-8").replace(" units.", " units, revised.", 3)
+    target.write_text(text, encoding="utf-8")
+    started = time.perf_counter()
+    report = knowledge_sync(root=root, embedders=embedders)
+    incremental = time.perf_counter() - started
+    print(f"incremental sync after changing one file: {report.changed + report.added} chunks re-embedded "
+          f"per model ({report.embedded} embeddings), {report.unchanged} unchanged, in {incremental:.2f}s")
+    return rows
+
+
+def bench_search(embedders: list[Embedder], rows: int, searches: int) -> None:
+    """``searches`` queries: the time to embed each, then of the hybrid search alone; prints p50 and p95."""
+    from django.db import connection
+
+    from knowledge.embedders import embed_query
+    from knowledge.selectors import knowledge_search
+
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE knowledge_knowledgechunk")
+    queries = [QUERIES[i % len(QUERIES)] + ("" if i < len(QUERIES) else f" {i}")
+               for i in range(searches)]
+    embed_times, vectors = [], []
+    for query in queries:
+        started = time.perf_counter()
+        vectors.append(embed_query(embedders, query))
+        embed_times.append((time.perf_counter() - started) * 1000)
+    for query, vector in zip(queries[:10], vectors[:10], strict=True):  # warm caches
+        knowledge_search(query, embedders=embedders, query_vectors=vector)
+    search_times = []
+    for query, vector in zip(queries, vectors, strict=True):
+        started = time.perf_counter()
+        knowledge_search(query, embedders=embedders, query_vectors=vector)
+        search_times.append((time.perf_counter() - started) * 1000)
+    print(f"query embedding ({len(embedders)} models): p50 {statistics.median(embed_times):.1f} ms, "
+          f"p95 {percentile(embed_times, 0.95):.1f} ms")
+    print(f"hybrid search over {rows} rows, excluding embedding ({searches} queries): "
+          f"p50 {statistics.median(search_times):.1f} ms, p95 {percentile(search_times, 0.95):.1f} ms")
 
 
 if __name__ == "__main__":

@@ -8,12 +8,9 @@ from decimal import Decimal
 from pathlib import Path
 from urllib.parse import urlparse
 
-import psycopg
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
-from psycopg.conninfo import conninfo_to_dict
 
-from twinsite import pgserver
 from twinsite.env import (
     env_bool,
     env_choice,
@@ -25,6 +22,8 @@ from twinsite.env import (
     env_secret,
     env_str,
 )
+from twinsite.settings_database import database_from_env
+from twinsite.settings_provider import provider_endpoint
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("TWIN_VAR_DIR", str(BASE_DIR / "var"))).resolve()
@@ -110,7 +109,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
-    "twinsite.outage.DatabaseUnavailableMiddleware",  # Postgres away: a 503 with Retry-After, not a 500
+    "chat.outage.DatabaseUnavailableMiddleware",  # Postgres away: a 503 with Retry-After, not a 500
 ]
 
 # Scripts only from our own static files, everywhere. Inline style attributes are allowed for
@@ -147,38 +146,7 @@ TEMPLATES = [
 ]
 
 
-def _database() -> dict:
-    url = env_secret("DATABASE_URL")
-    if not url:
-        lay = pgserver.layout()
-        if not lay.password_file.exists():
-            # Not started yet (e.g. `manage.py check` on a fresh clone): settings still load;
-            # connecting will fail with a clear message from start-up scripts instead.
-            url = f"postgresql://{pgserver.SUPERUSER}:@127.0.0.1:{lay.port}/twinsite"
-        else:
-            url = pgserver.database_url(lay)
-    shape = "DATABASE_URL must look like postgresql://user:password@host:5432/dbname?sslmode=require"
-    if urlparse(url).scheme not in {"postgres", "postgresql"}:
-        raise ImproperlyConfigured(shape)
-    try:
-        # libpq's own parser: percent-decoding, IPv6 hosts, ?host=/socket/dir, and every query
-        # parameter (sslmode, sslrootcert, options, connect_timeout...) kept; unknown ones refused.
-        params = conninfo_to_dict(url)
-    except psycopg.ProgrammingError as exc:
-        raise ImproperlyConfigured(f"{shape}; {exc}") from None
-    if not params.get("dbname"):
-        raise ImproperlyConfigured(shape)
-    fields = {"NAME": "dbname", "USER": "user", "PASSWORD": "password", "HOST": "host", "PORT": "port"}
-    database = {key: str(params.pop(name, "")) for key, name in fields.items()}
-    # The rest goes to psycopg as is, here and to the checkpointer's, lock and layer connections
-    # (chat.checkpoints.conninfo).
-    # Persistent connections, one per database thread (twinsite/db.py), checked before reuse.
-    return database | {"ENGINE": "django.db.backends.postgresql", "CONN_HEALTH_CHECKS": True,
-                       "CONN_MAX_AGE": env_int("TWIN_DB_CONN_MAX_AGE", 300, minimum=0),
-                       "OPTIONS": {"application_name": "twinsite"} | params}
-
-
-DATABASES = {"default": _database()}
+DATABASES = {"default": database_from_env()}
 # Threads that run ORM calls for the async code (sockets, turns); each keeps one connection.
 TWIN_DB_THREADS = env_int("TWIN_DB_THREADS", 8, minimum=1, maximum=64)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -259,7 +227,7 @@ LOGGING = {
     "disable_existing_loggers": False,
     # Scrubbed: API keys, card and account numbers never reach the log, exceptions included.
     # LOG_FORMAT=json writes every record as one JSON object per line (twinsite.logs.JsonFormatter).
-    "formatters": {"plain": {"()": "chat.scrub.ScrubbingFormatter",
+    "formatters": {"plain": {"()": "guards.scrub.ScrubbingFormatter",
                              "format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
                    "json": {"()": "twinsite.logs.JsonFormatter"}},
     "handlers": {"console": {"class": "logging.StreamHandler",
@@ -411,27 +379,6 @@ TWIN_DIGEST_LINK_TTL = env_duration("TWIN_DIGEST_LINK_TTL", "2d", minimum=60)
 TWIN_ADMIN_USER = env_str("TWIN_ADMIN_USER", "admin")
 TWIN_ADMIN_PASSWORD = env_secret("TWIN_ADMIN_PASSWORD")
 
-# Provider defaults; a bad combination is a start-up error, not a failed first turn.
-_PROVIDER_DEFAULTS = {
-    "openai": ("https://api.openai.com/v1", "gpt-4.1-mini"),
-    "gemini": ("https://generativelanguage.googleapis.com/v1beta/openai", "gemini-2.5-flash"),
-    "deepseek": ("https://api.deepseek.com/v1", "deepseek-chat"),
-    "kimi": ("https://api.moonshot.ai/v1", "kimi-k2-0905-preview"),
-}
-if TWIN_PROVIDER == "offline":
-    TWIN_MODEL = TWIN_MODEL or "offline-extractive"
-elif TWIN_PROVIDER == "openai_compatible":
-    if not TWIN_BASE_URL:
-        raise ImproperlyConfigured("TWIN_BASE_URL must be set when TWIN_PROVIDER=openai_compatible")
-    if not TWIN_MODEL:
-        raise ImproperlyConfigured("TWIN_MODEL must be set when TWIN_PROVIDER=openai_compatible")
-else:
-    if not TWIN_API_KEY:
-        raise ImproperlyConfigured(
-            f"TWIN_API_KEY (or TWIN_API_KEY_FILE) must be set when TWIN_PROVIDER={TWIN_PROVIDER}"
-        )
-    _url, _model = _PROVIDER_DEFAULTS[TWIN_PROVIDER]
-    TWIN_BASE_URL = TWIN_BASE_URL or _url
-    TWIN_MODEL = TWIN_MODEL or _model
-if TWIN_BASE_URL and urlparse(TWIN_BASE_URL).scheme not in {"http", "https"}:
-    raise ImproperlyConfigured(f"TWIN_BASE_URL must be an http(s) URL, got {TWIN_BASE_URL!r}")
+# Provider defaults (twinsite/settings_provider.py); a bad combination is a start-up error, not a
+# failed first turn.
+TWIN_BASE_URL, TWIN_MODEL = provider_endpoint(TWIN_PROVIDER, TWIN_BASE_URL, TWIN_MODEL, TWIN_API_KEY)
