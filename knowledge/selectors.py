@@ -21,6 +21,7 @@ from pgvector.django import CosineDistance, VectorField
 
 from knowledge import topics
 from knowledge.embedders import Embedder, get_embedders
+from knowledge.language import detect_language
 from knowledge.models import Document, KnowledgeChunk, LexemeStat
 
 Mode = Literal["hybrid", "dense", "fulltext"]
@@ -123,6 +124,8 @@ def _quote(lexeme: str) -> str:
 
 
 Key = tuple[int, str]  # (document id, content hash): one chunk, whatever model embedded it
+Ranking = list[tuple[Key, float]]
+FulltextRanking = list[tuple[Key, float, float]]  # (chunk, score, share of the visitor's words held)
 
 
 def _dense(query_vector, embedder: Embedder, limit: int) -> list[tuple[Key, float]]:
@@ -210,7 +213,7 @@ def _headings(query: str, terms: dict[str, float], embedder: Embedder, limit: in
         )
         rows = cursor.fetchall()
     question_topics = topics.topics_of(query)
-    language = topics.language_of(query)
+    language = detect_language(query)
     scored = []
     for doc, digest, path, lang in rows:
         named = topics.content_words(path.rsplit(" > ", 1)[-1])
@@ -242,14 +245,9 @@ def knowledge_search(query: str, *, top_k: int | None = None, mode: Mode = "hybr
     query_vectors = dict(query_vectors or {})
     top_k = min(top_k or settings.TWIN_SEARCH_TOP_K, 50)
     candidates = max(settings.TWIN_SEARCH_CANDIDATES, top_k)
-    rankings: list[tuple[float, list[tuple[Key, float]]]] = []
-    if mode in ("hybrid", "dense"):
-        for embedder in embedders:
-            if embedder.name not in query_vectors:
-                query_vectors[embedder.name] = embedder.query(query)
-            rankings.append((1.0, _dense(query_vectors[embedder.name], embedder, candidates)))
-    fulltext: list[tuple[Key, float, float]] = []
-    headings: list[tuple[Key, float]] = []
+    rankings = _dense_rankings(query, mode, embedders, query_vectors, candidates)
+    fulltext: FulltextRanking = []
+    headings: Ranking = []
     if mode in ("hybrid", "fulltext"):
         terms, words = _terms(query)
         fulltext = _fulltext(terms, words, primary, candidates)
@@ -258,35 +256,22 @@ def knowledge_search(query: str, *, top_k: int | None = None, mode: Mode = "hybr
         if mode == "hybrid":
             headings = _headings(query, terms, primary, candidates)
             rankings.append((HEADING_WEIGHT, headings))
-
-    fused: dict[Key, float] = {}
-    agreement: dict[Key, int] = {}
-    for weight, ranking in rankings:
-        for rank, (key, _score) in enumerate(ranking, start=1):
-            fused[key] = fused.get(key, 0.0) + weight / (RRF_K + rank)
-            if rank <= AGREE_TOP:
-                agreement[key] = agreement.get(key, 0) + 1
+    fused, agreement = _fuse(rankings)
     order = sorted(fused, key=lambda key: (-fused[key], key))[:top_k]
     if not order:
         return []
+    by_key = _primary_chunks(query, order, primary, query_vectors)
+    primary_ranking = rankings[0][1] if mode != "fulltext" else []
+    return _hits(order, by_key, fused=fused, agreement=agreement, primary_ranking=primary_ranking,
+                 fulltext=fulltext, headings=headings, language=detect_language(query))
 
-    # One row per chunk: the primary model's, with its cosine to the question for every hit
-    # (relevance is judged on the primary model's scale).
-    rows = (
-        KnowledgeChunk.objects.filter(embed_model=primary.name, content_hash__in={h for _, h in order})
-        .only("id", "document_id", "content_hash", "heading_path", "text",
-              "document__title", "document__url", "document__kind", "document__path", "document__lang")
-    )
-    if primary.name not in query_vectors:
-        query_vectors[primary.name] = primary.query(query)
-    rows = rows.annotate(distance=CosineDistance(
-        Cast("embedding", VectorField(dimensions=primary.dimensions)), query_vectors[primary.name]
-    )).select_related("document")
-    by_key = {(row.document_id, row.content_hash): row for row in rows}
-    primary_rank = {key: rank for rank, (key, _) in enumerate(rankings[0][1], start=1)} if mode != "fulltext" else {}
+
+def _hits(order: list[Key], by_key: dict[Key, KnowledgeChunk], *, fused: dict[Key, float], agreement: dict[Key, int],
+          primary_ranking: Ranking, fulltext: FulltextRanking, headings: Ranking, language: str) -> list[SearchHit]:
+    """The fused order as hits, each with what every ranking said of it (the trace shows them)."""
+    primary_rank = {key: rank for rank, (key, _) in enumerate(primary_ranking, start=1)}
     fulltext_at = {key: (rank, score, held) for rank, (key, score, held) in enumerate(fulltext, start=1)}
     heading_at = {key: rank for rank, (key, _) in enumerate(headings, start=1)}
-    language = topics.language_of(query)
     hits = []
     for key in order:
         chunk = by_key.get(key)
@@ -303,6 +288,49 @@ def knowledge_search(query: str, *, top_k: int | None = None, mode: Mode = "hybr
             other_language=chunk.document.lang != language,
         ))
     return hits
+
+
+def _dense_rankings(query: str, mode: Mode, embedders: list[Embedder], query_vectors: dict[str, object],
+                    candidates: int) -> list[tuple[float, Ranking]]:
+    """Each model's cosine ranking, weight 1 (none in full-text mode). Fills ``query_vectors``
+    with the vectors it had to compute, so the primary model's is reused for the hits' scores."""
+    rankings: list[tuple[float, Ranking]] = []
+    if mode in ("hybrid", "dense"):
+        for embedder in embedders:
+            if embedder.name not in query_vectors:
+                query_vectors[embedder.name] = embedder.query(query)
+            rankings.append((1.0, _dense(query_vectors[embedder.name], embedder, candidates)))
+    return rankings
+
+
+def _fuse(rankings: list[tuple[float, Ranking]]) -> tuple[dict[Key, float], dict[Key, int]]:
+    """Weighted reciprocal-rank fusion, and how many rankings put each chunk in their top
+    ``AGREE_TOP`` (is_relevant trusts a chunk that several rankings agree on)."""
+    fused: dict[Key, float] = {}
+    agreement: dict[Key, int] = {}
+    for weight, ranking in rankings:
+        for rank, (key, _score) in enumerate(ranking, start=1):
+            fused[key] = fused.get(key, 0.0) + weight / (RRF_K + rank)
+            if rank <= AGREE_TOP:
+                agreement[key] = agreement.get(key, 0) + 1
+    return fused, agreement
+
+
+def _primary_chunks(query: str, order: list[Key], primary: Embedder,
+                    query_vectors: dict[str, object]) -> dict[Key, KnowledgeChunk]:
+    """One row per chunk: the primary model's, with its cosine distance to the question for
+    every hit (relevance is judged on the primary model's scale, whichever ranking found it)."""
+    rows = (
+        KnowledgeChunk.objects.filter(embed_model=primary.name, content_hash__in={h for _, h in order})
+        .only("id", "document_id", "content_hash", "heading_path", "text",
+              "document__title", "document__url", "document__kind", "document__path", "document__lang")
+    )
+    if primary.name not in query_vectors:
+        query_vectors[primary.name] = primary.query(query)
+    rows = rows.annotate(distance=CosineDistance(
+        Cast("embedding", VectorField(dimensions=primary.dimensions)), query_vectors[primary.name]
+    )).select_related("document")
+    return {(row.document_id, row.content_hash): row for row in rows}
 
 
 def source_slug(path: str) -> str:

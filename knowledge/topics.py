@@ -87,7 +87,8 @@ TOPICS: dict[str, str] = {
     "contact": "contact reach email e-mail message touch bereiken bericht mailen",
 }
 
-# Function words: they name nothing, in a heading or a question; they also tell the languages apart.
+# Function words: they name nothing, in a heading or a question; they also tell the languages apart
+# (knowledge.language).
 ENGLISH_STOP_WORDS = frozenset(
     "a an the and or but of for with without to in on at by from as into about after before over under "
     "is are was were be been being has have had do does did can could would will shall should may might must "
@@ -152,14 +153,6 @@ def phrase_words(text: str) -> set[str]:
 def topic_words(topics: list[str]) -> set[str]:
     """Every single word of ``topics``."""
     return {word for topic in topics for word in _INDEX[topic][0] | _INDEX[topic][1]}
-
-
-def language_of(text: str) -> str:
-    """``nl`` when a text has more Dutch than English function words, else ``en``."""
-    found = words(text)
-    dutch = sum(w in DUTCH_STOP_WORDS and w not in ENGLISH_STOP_WORDS for w in found)
-    english = sum(w in ENGLISH_STOP_WORDS and w not in DUTCH_STOP_WORDS for w in found)
-    return "nl" if dutch > english else "en"
 
 
 def content_words(text: str) -> list[str]:

@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from chat.lang import detect_language
 from knowledge import topics
+from knowledge.language import detect_language
 
 _MONTHS = (
     "january february march april may june july august september october november december "
@@ -152,6 +152,34 @@ def _matches(wanted: list[str], found: list[str]) -> int:
     return sum(1 for w in wanted if any(topics.same_word(w, f) for f in found))
 
 
+@dataclass(frozen=True)
+class _Question:
+    """What a question asks, read once for every sentence of every passage."""
+
+    owner_words: set[str]
+    kind: str | None  # question_kind
+    asked: list[str]  # its own content words, without the owner's name and the kind's frame words
+    topic_words: list[str]  # the words of the topics it names, besides its own
+    names: set[str]
+    focus: set[str]  # what it is about beyond names and topics: a sentence must speak of half of it
+    triggers: set[str]  # its own words that name its topic
+    defines: bool  # "What is ...?"
+    answer_type: str  # the noun of "which database", or ""
+    about_owner: bool  # "Who is Mira?": every passage the search found is about her
+
+
+@dataclass(frozen=True)
+class _Context:
+    """What one passage brings to each of its sentences."""
+
+    index: int
+    passage: Passage
+    covers: set[str]  # the question's words its title or heading contains
+    named: set[str]  # the question's names it holds
+    bonus: float  # added to each sentence's score (see _context)
+    in_language: bool
+
+
 def choose(question: str, passages: list[Passage], *, lang: str, owner: str, limit: int = 2) -> list[Quote]:
     """The quotes that answer ``question``, best first; empty when no passage does.
 
@@ -167,80 +195,105 @@ def choose(question: str, passages: list[Passage], *, lang: str, owner: str, lim
     for a description (at least 0.75). Only sentences that speak of what was asked (``_linked``)
     are quoted at all.
     """
+    asks = _read_question(question, passages, owner)
+    scored = [item for p, passage in enumerate(passages)
+              for item in _score_passage(asks, _context(asks, p, passage, lang))]
+    ranked = sorted((s for s in scored if s.linked), key=_best_first)
+    if not ranked:
+        # passages picked for the question's subject (availability) answer it even in other words
+        ranked = sorted((s for s in scored if passages[s.passage].on_topic), key=_best_first)[:1]
+    if not ranked:
+        return []
+    quotes: dict[int, list[_Scored]] = {}
+    for item in _pick(ranked, asks, limit):
+        quotes.setdefault(item.passage, []).append(item)
+    return [
+        Quote(passages[p].title, passages[p].heading, [s.sentence for s in sorted(items, key=lambda s: s.index)])
+        for p, items in quotes.items()
+    ]
+
+
+def _read_question(question: str, passages: list[Passage], owner: str) -> _Question:
     owner_words = set(topics.words(owner))
     kind = question_kind(question)
     # words of a phrase such as "spare time" are the topic's, not words to find one by one, and
     # "year" in "which year" is the kind of answer, not a word of it
     frame = topics.phrase_words(question) | (_FRAME_WORDS.get(kind, set()) if kind else set())
     asked = [w for w in dict.fromkeys(topics.content_words(question)) if w not in owner_words and w not in frame]
-    question_topics = topics.topics_of(question)
-    topic_words = sorted(topics.topic_words(question_topics) - set(asked))
+    topic_words = sorted(topics.topic_words(topics.topics_of(question)) - set(asked))
     # names: capitalised in the question, or the name of a retrieved document ("pgqueue-lite")
     titles = {w for passage in passages for w in topics.content_words(passage.title)}
     names = (_names(question) | {w for w in asked if w in titles}) - owner_words
-    # What the question is about, beyond names and topics: a sentence must speak of half of it.
-    focus = {w for w in asked if w not in names and w not in _GENERAL_WORDS and not topics.topics_of(w)}
-    defines = bool(_DEFINE.search(question))
     # "Which database ...?": a sentence that names a database answers it
     typed = _ANSWER_TYPE.search(question)
-    answer_type = typed.group(1).lower() if typed else ""
-    # "Who is Mira?": every passage the search found is about her ("How old is Mira?" asks a fact)
-    about_owner = not asked and not topic_words and not frame
-    scored: list[_Scored] = []
-    triggers = {w for w in asked if topics.topics_of(w)}  # the question's own words that name its topic
-    for p, passage in enumerate(passages):
-        context = topics.content_words(f"{passage.title} {passage.heading}")
-        context_covers = {w for w in asked if any(topics.same_word(w, c) for c in context)}
-        context_bonus = 0.5 * min(len(context_covers) + (1 if _matches(topic_words, context) else 0), 2)
-        # a name counts for the passage that holds it (in its title or anywhere in its text), once
-        everywhere = context + topics.content_words(passage.text)
-        named = {w for w in names if w in asked and any(topics.same_word(w, f) for f in everywhere)}
-        in_language = detect_language(passage.text) == lang
-        passage_bonus = min(len(named), 2) + context_bonus + (0.3 if in_language else 0.0) + 0.4 / (1 + passage.rank)
-        for i, sentence in enumerate(split_sentences(passage.text)):
-            found = [w for w in topics.content_words(sentence) if w not in owner_words]
-            covers = {w for w in asked if any(topics.same_word(w, f) for f in found)}
-            # the topic in other words than the question's ("cat" for "pets")
-            related = any(topics.same_word(t, f) for t in topic_words for f in found)
-            evidence = bool(kind and _EVIDENCE[kind].search(sentence))
-            score = (sum(_weight(w, context_covers) * (2 if w == answer_type else 1) for w in covers - names)
-                     + 0.5 * len(covers & names)  # the passage holds the name; this sentence says it
-                     + (0.75 if related else 0.0) + (1.5 if evidence else 0.0) + passage_bonus)
-            related = related or bool(covers & triggers)
-            if _META.search(sentence):
-                score -= 2.0  # a sentence about the document itself ("This CV lists ...") answers nothing
-            elif i == 0 and not passage.heading and not defines:
-                score -= 0.75  # a document's opening sentence introduces the document
-            linked = about_owner or _linked(focus, names, covers, context_covers | named, related=related,
-                                            evidence=evidence, defines=defines, on_topic=passage.on_topic,
-                                            asks_topic=answer_type in triggers)
-            scored.append(_Scored(score, linked, p, i, sentence, frozenset(covers | context_covers), in_language))
-    ranked = sorted((s for s in scored if s.linked), key=lambda s: (-s.score, s.passage, s.index))
-    if not ranked:
-        # passages picked for the question's subject (availability) answer it even in other words
-        ranked = sorted((s for s in scored if passages[s.passage].on_topic),
-                        key=lambda s: (-s.score, s.passage, s.index))[:1]
-    if not ranked:
-        return []
-    best = _in_visitors_language(ranked[0], ranked, owner_words)
+    return _Question(
+        owner_words=owner_words, kind=kind, asked=asked, topic_words=topic_words, names=names,
+        focus={w for w in asked if w not in names and w not in _GENERAL_WORDS and not topics.topics_of(w)},
+        triggers={w for w in asked if topics.topics_of(w)}, defines=bool(_DEFINE.search(question)),
+        answer_type=typed.group(1).lower() if typed else "",
+        # "How old is Mira?" asks a fact, "Who is Mira?" asks about her
+        about_owner=not asked and not topic_words and not frame,
+    )
+
+
+def _context(asks: _Question, index: int, passage: Passage, lang: str) -> _Context:
+    """A passage's share of each sentence's score: the names it holds, a title or heading that
+    names what was asked, the retriever's rank and the visitor's language."""
+    context = topics.content_words(f"{passage.title} {passage.heading}")
+    covers = {w for w in asks.asked if any(topics.same_word(w, c) for c in context)}
+    context_bonus = 0.5 * min(len(covers) + (1 if _matches(asks.topic_words, context) else 0), 2)
+    # a name counts for the passage that holds it (in its title or anywhere in its text), once
+    everywhere = context + topics.content_words(passage.text)
+    named = {w for w in asks.names if w in asks.asked and any(topics.same_word(w, f) for f in everywhere)}
+    in_language = detect_language(passage.text) == lang
+    bonus = min(len(named), 2) + context_bonus + (0.3 if in_language else 0.0) + 0.4 / (1 + passage.rank)
+    return _Context(index, passage, covers, named, bonus, in_language)
+
+
+def _score_passage(asks: _Question, ctx: _Context) -> list[_Scored]:
+    """Each sentence of a passage with its score and whether it speaks of what was asked."""
+    scored = []
+    for i, sentence in enumerate(split_sentences(ctx.passage.text)):
+        found = [w for w in topics.content_words(sentence) if w not in asks.owner_words]
+        covers = {w for w in asks.asked if any(topics.same_word(w, f) for f in found)}
+        # the topic in other words than the question's ("cat" for "pets")
+        related = any(topics.same_word(t, f) for t in asks.topic_words for f in found)
+        evidence = bool(asks.kind and _EVIDENCE[asks.kind].search(sentence))
+        score = (sum(_weight(w, ctx.covers) * (2 if w == asks.answer_type else 1) for w in covers - asks.names)
+                 + 0.5 * len(covers & asks.names)  # the passage holds the name; this sentence says it
+                 + (0.75 if related else 0.0) + (1.5 if evidence else 0.0) + ctx.bonus)
+        related = related or bool(covers & asks.triggers)
+        if _META.search(sentence):
+            score -= 2.0  # a sentence about the document itself ("This CV lists ...") answers nothing
+        elif i == 0 and not ctx.passage.heading and not asks.defines:
+            score -= 0.75  # a document's opening sentence introduces the document
+        linked = asks.about_owner or _linked(
+            asks.focus, asks.names, covers, ctx.covers | ctx.named, related=related, evidence=evidence,
+            defines=asks.defines, on_topic=ctx.passage.on_topic, asks_topic=asks.answer_type in asks.triggers)
+        scored.append(_Scored(score, linked, ctx.index, i, sentence, frozenset(covers | ctx.covers), ctx.in_language))
+    return scored
+
+
+def _best_first(item: _Scored) -> tuple[float, int, int]:
+    return -item.score, item.passage, item.index
+
+
+def _pick(ranked: list[_Scored], asks: _Question, limit: int) -> list[_Scored]:
+    """The best sentence (in the visitor's language when it says the same), and a second only
+    when it adds something: a word the first lacks, or more of a description."""
+    best = _in_visitors_language(ranked[0], ranked, asks.owner_words)
     chosen = [best]
     for candidate in ranked:
         if len(chosen) >= limit or candidate.score < 0.5 * best.score:
             break
-        if candidate is best or any(_same_fact(c.sentence, candidate.sentence, owner_words) for c in chosen):
+        if candidate is best or any(_same_fact(c.sentence, candidate.sentence, asks.owner_words) for c in chosen):
             continue
         if best.in_language and not candidate.in_language:
             continue  # no second language for an extra sentence
         adds = {w for w in candidate.covers - best.covers if w not in _GENERAL_WORDS}
-        if adds or (defines and candidate.score >= 0.75 * best.score):
+        if adds or (asks.defines and candidate.score >= 0.75 * best.score):
             chosen.append(candidate)
-    quotes: dict[int, list[_Scored]] = {}
-    for item in chosen:
-        quotes.setdefault(item.passage, []).append(item)
-    return [
-        Quote(passages[p].title, passages[p].heading, [s.sentence for s in sorted(items, key=lambda s: s.index)])
-        for p, items in quotes.items()
-    ]
+    return chosen
 
 
 def _linked(focus: set[str], names: set[str], covers: set[str], context_covers: set[str], *, related: bool,

@@ -22,76 +22,90 @@ _GAP = r"[^.?!\n]{0,40}?"
 def _patterns(owner: str) -> dict[str, re.Pattern]:
     """The intent patterns, with the owner's own names among the ways to say "her"."""
     names = "|".join(re.escape(w) for w in owner.lower().split() if len(w) > 1) or "the owner"
-    them = rf"(?:her|him|them|you|{names})"
-    hem = rf"(?:haar|hem|jou|je|u|{names})"
-    flags = re.IGNORECASE
-    return {
-        "contact": re.compile("|".join([
-            # English
-            r"\bcontact\w*\b", r"\bget (?:in )?touch\b", r"\bin touch\b",
-            rf"\breach(?:ing)? (?:out\b|{them}\b)",
-            rf"\b(?:send|pass|forward|leave|give|drop|relay|deliver|get|take)\b{_GAP}\b(?:message|note|word|e-?mail|"
-            r"letter|details|contact info\w*|number|cv|resume)s?\b",
-            rf"\b(?:message|e-?mail|mail|write to|call|phone|ring|ping|text)\s+{them}\b",
-            rf"\b(?:tell|let|ask|inform)\s+{them}\b(?:\s+(?:know|that|about|to)\b)?",
-            rf"\b(?:talk|speak|chat|meet)\s+(?:to|with)\s+{them}\b",
-            r"\bput (?:me|us) in touch\b", r"\b(?:connect|introduce) (?:me|us)\b",
-            rf"\b(?:set up|schedule|book|arrange|plan)\b{_GAP}\b(?:call|meeting|chat|intro|appointment)\b",
-            rf"\bhave {them} (?:call|contact|e-?mail|get back to)\b",
-            rf"\b(?:for|so) {them} to (?:call|contact|e-?mail|reach|get back to)\b",
-            rf"\b(?:she|he|they|{names})\b{_GAP}\b(?:call|e-?mail|mail|contact|phone|ring|text|reach|get back to)"
-            r" (?:me|us)\b",
-            # Dutch
-            rf"\bbericht(?:je)?\b{_GAP}\b(?:door\w*|stuur\w*|verstuur\w*|geven|geef|achter\w*|over\w*|sturen)\b",
-            rf"\b(?:stuur|stuurt|geef|geeft|laat|doe|breng)\b{_GAP}\bbericht(?:je)?\b",
-            rf"\b(?:mail|mailen|e-?mailen|bel|bellen|spreken|benaderen|ontmoeten)\s+{hem}\b",
-            rf"\b{hem}\b{_GAP}\b(?:mailen|e-?mailen|bellen|spreken|benaderen|ontmoeten|bereiken|laten weten)\b",
-            r"\bbereik\w*\b", rf"\blaat {hem} weten\b", rf"\bzeg (?:tegen )?{hem}\b",
-            rf"\b(?:ze|hij|zij|{names})\b{_GAP}\b(?:mij|me|ons) (?:terug)?(?:bellen|mailen|benaderen|contacteren)\b",
-            rf"\b(?:afspraak|gesprek|belafspraak|kennismaking)\b{_GAP}\b(?:maken|inplannen|plannen|regelen)\b",
-            r"\bin gesprek\b", r"\bkennismaken\b",
-        ]), flags),
-        "availability": re.compile("|".join([
-            # English
-            r"\bavailab\w*", r"\bfree-?lanc\w*", r"\b(?:day|daily|hourly|hour|per diem)\s+rates?\b",
-            rf"\b(?:{them}|your|the|their|his) rates?\b", r"\brates? (?:per|for)\b",
-            r"\b(?:charge|charges|fee|fees|tariff|pricing)\b", r"\bhow expensive\b",
-            rf"\bhow much\b{_GAP}\b(?:cost|charge|ask|bill|pay|earn)\w*",
-            rf"\bwhat (?:does|would|will|do) {them} (?:cost|charge)\b",
-            rf"\b(?:when|how soon|how quickly)\b{_GAP}\b(?:can|could|would|will|might|is|are)\b{_GAP}"
-            r"\b(?:start|begin|join|be available|be free|take on|work for|work with)\b",
-            r"\bstart(?:ing)? date\b",
-            rf"\b(?:can|could|would|will) (?:she|he|they|{names})\b{_GAP}\b(?:start|begin|join)\b",
-            r"\bbudget\b", r"\b(?:room|capacity|bandwidth|time) for (?:a|an|another|new|our|my)\b",
-            r"\b(?:open|available) (?:to|for) (?:new |a new |any )?(?:work|projects?|assignments?|opportunities|"
-            r"clients?|offers?|roles?|jobs?|engagements?|gigs?|freelance)\b",
-            r"\b(?:take|takes|taking) on\b", rf"\b(?:hire|book|engage|contract|retain)\s+{them}\b",
-            r"\b(?:days?|hours?) (?:a|per) week\b", r"\bfull-?time\b", r"\bpart-?time\b",
-            r"\blooking for (?:a )?(?:new )?(?:job|position|role|work|assignments?|projects?)\b",
-            # Dutch
-            r"\bbeschikba\w*", r"\b\w*tarie\w*", r"\bwat kost\b", rf"\bkost {hem}\b",
-            r"\bhoeveel (?:vraagt|kost|rekent|bedraagt|verdient)\b", r"\bprijs\b",
-            rf"\b(?:wanneer|hoe snel|vanaf wanneer|per wanneer)\b{_GAP}\b(?:beginnen|starten|begint|start|beschikbaar|"
-            r"aan de slag|inzetbaar|instappen)\b",
-            r"\b(?:inhuren|inschakelen|inhuur|inzetbaar)\b", r"\bneemt\b{_GAP}\bopdracht\w*", r"\bopdrachten? aan\b",
-            r"\b(?:dagen|uren) per week\b", r"\bvaste baan\b", r"\bfulltime\b", r"\bparttime\b", r"\bzzp\w*",
-            r"\bnieuwe opdracht\w*", rf"\b(?:kan|kun|zou|wil) {hem} (?:beginnen|starten|instappen)\b",
-            rf"\b(?:ruimte|tijd|plek|capaciteit)\b{_GAP}\b(?:opdracht\w*|project\w*|klus)",
-            rf"\b(?:kan|kun|zou|wil) (?:ze|hij|zij|{names})\b{_GAP}\b(?:beginnen|starten|instappen)\b",
-        ]), flags),
-        # Asking to hire or work with the owner and leaving an address is asking to be put in touch.
-        "hire": re.compile(r"\b(?:hire|hiring|work with|working with|collaborat\w*|project|opportunit\w*|offer|"
-                           r"proposal|assignment|inhuren|samenwerk\w*|opdracht\w*|vacature|aanbod|voorstel)\b", flags),
-        # Instructions to the twin itself, not a question about the owner or a message for her.
-        "override": re.compile("|".join([
-            rf"\b(?:ignore|disregard|forget|override|bypass|skip)\b{_GAP}\b(?:instructions?|rules?|prompts?|"
-            r"guidelines?|previous|above|everything|restrictions?|guardrails?|policy|policies)\b",
-            r"\bsystem prompt\b", r"\byou are now\b", r"\bfrom now on you\b", r"\bpretend (?:to be|you)\b",
-            r"\bact as\b", r"\bjailbreak\w*", r"\bdeveloper mode\b", r"\bon (?:her|his|their|\w+'s) behalf\b",
-            rf"\b(?:negeer|vergeet|omzeil)\b{_GAP}\b(?:instructies?|regels?|prompt|opdrachten?|alles|beperkingen)\b",
-            r"\bsysteemprompt\b", r"\bje bent nu\b", r"\bdoe alsof\b", r"\bnamens (?:haar|hem|\w+)\b",
-        ]), flags),
-    }
+    return {"contact": _contact_pattern(names), "availability": _availability_pattern(names),
+            "hire": _HIRE, "override": _OVERRIDE}
+
+
+def _objects(names: str) -> tuple[str, str]:
+    """The ways to say "her" (or "him", "you", the owner's name) in English and in Dutch."""
+    return rf"(?:her|him|them|you|{names})", rf"(?:haar|hem|jou|je|u|{names})"
+
+
+def _contact_pattern(names: str) -> re.Pattern:
+    """A request to get in touch with the owner or to pass a message on."""
+    them, hem = _objects(names)
+    return re.compile("|".join([
+        # English
+        r"\bcontact\w*\b", r"\bget (?:in )?touch\b", r"\bin touch\b",
+        rf"\breach(?:ing)? (?:out\b|{them}\b)",
+        rf"\b(?:send|pass|forward|leave|give|drop|relay|deliver|get|take)\b{_GAP}\b(?:message|note|word|e-?mail|"
+        r"letter|details|contact info\w*|number|cv|resume)s?\b",
+        rf"\b(?:message|e-?mail|mail|write to|call|phone|ring|ping|text)\s+{them}\b",
+        rf"\b(?:tell|let|ask|inform)\s+{them}\b(?:\s+(?:know|that|about|to)\b)?",
+        rf"\b(?:talk|speak|chat|meet)\s+(?:to|with)\s+{them}\b",
+        r"\bput (?:me|us) in touch\b", r"\b(?:connect|introduce) (?:me|us)\b",
+        rf"\b(?:set up|schedule|book|arrange|plan)\b{_GAP}\b(?:call|meeting|chat|intro|appointment)\b",
+        rf"\bhave {them} (?:call|contact|e-?mail|get back to)\b",
+        rf"\b(?:for|so) {them} to (?:call|contact|e-?mail|reach|get back to)\b",
+        rf"\b(?:she|he|they|{names})\b{_GAP}\b(?:call|e-?mail|mail|contact|phone|ring|text|reach|get back to)"
+        r" (?:me|us)\b",
+        # Dutch
+        rf"\bbericht(?:je)?\b{_GAP}\b(?:door\w*|stuur\w*|verstuur\w*|geven|geef|achter\w*|over\w*|sturen)\b",
+        rf"\b(?:stuur|stuurt|geef|geeft|laat|doe|breng)\b{_GAP}\bbericht(?:je)?\b",
+        rf"\b(?:mail|mailen|e-?mailen|bel|bellen|spreken|benaderen|ontmoeten)\s+{hem}\b",
+        rf"\b{hem}\b{_GAP}\b(?:mailen|e-?mailen|bellen|spreken|benaderen|ontmoeten|bereiken|laten weten)\b",
+        r"\bbereik\w*\b", rf"\blaat {hem} weten\b", rf"\bzeg (?:tegen )?{hem}\b",
+        rf"\b(?:ze|hij|zij|{names})\b{_GAP}\b(?:mij|me|ons) (?:terug)?(?:bellen|mailen|benaderen|contacteren)\b",
+        rf"\b(?:afspraak|gesprek|belafspraak|kennismaking)\b{_GAP}\b(?:maken|inplannen|plannen|regelen)\b",
+        r"\bin gesprek\b", r"\bkennismaken\b",
+    ]), re.IGNORECASE)
+
+
+def _availability_pattern(names: str) -> re.Pattern:
+    """A question about when the owner can start, how much, or whether she takes on work."""
+    them, hem = _objects(names)
+    return re.compile("|".join([
+        # English
+        r"\bavailab\w*", r"\bfree-?lanc\w*", r"\b(?:day|daily|hourly|hour|per diem)\s+rates?\b",
+        rf"\b(?:{them}|your|the|their|his) rates?\b", r"\brates? (?:per|for)\b",
+        r"\b(?:charge|charges|fee|fees|tariff|pricing)\b", r"\bhow expensive\b",
+        rf"\bhow much\b{_GAP}\b(?:cost|charge|ask|bill|pay|earn)\w*",
+        rf"\bwhat (?:does|would|will|do) {them} (?:cost|charge)\b",
+        rf"\b(?:when|how soon|how quickly)\b{_GAP}\b(?:can|could|would|will|might|is|are)\b{_GAP}"
+        r"\b(?:start|begin|join|be available|be free|take on|work for|work with)\b",
+        r"\bstart(?:ing)? date\b",
+        rf"\b(?:can|could|would|will) (?:she|he|they|{names})\b{_GAP}\b(?:start|begin|join)\b",
+        r"\bbudget\b", r"\b(?:room|capacity|bandwidth|time) for (?:a|an|another|new|our|my)\b",
+        r"\b(?:open|available) (?:to|for) (?:new |a new |any )?(?:work|projects?|assignments?|opportunities|"
+        r"clients?|offers?|roles?|jobs?|engagements?|gigs?|freelance)\b",
+        r"\b(?:take|takes|taking) on\b", rf"\b(?:hire|book|engage|contract|retain)\s+{them}\b",
+        r"\b(?:days?|hours?) (?:a|per) week\b", r"\bfull-?time\b", r"\bpart-?time\b",
+        r"\blooking for (?:a )?(?:new )?(?:job|position|role|work|assignments?|projects?)\b",
+        # Dutch
+        r"\bbeschikba\w*", r"\b\w*tarie\w*", r"\bwat kost\b", rf"\bkost {hem}\b",
+        r"\bhoeveel (?:vraagt|kost|rekent|bedraagt|verdient)\b", r"\bprijs\b",
+        rf"\b(?:wanneer|hoe snel|vanaf wanneer|per wanneer)\b{_GAP}\b(?:beginnen|starten|begint|start|beschikbaar|"
+        r"aan de slag|inzetbaar|instappen)\b",
+        r"\b(?:inhuren|inschakelen|inhuur|inzetbaar)\b", r"\bneemt\b{_GAP}\bopdracht\w*", r"\bopdrachten? aan\b",
+        r"\b(?:dagen|uren) per week\b", r"\bvaste baan\b", r"\bfulltime\b", r"\bparttime\b", r"\bzzp\w*",
+        r"\bnieuwe opdracht\w*", rf"\b(?:kan|kun|zou|wil) {hem} (?:beginnen|starten|instappen)\b",
+        rf"\b(?:ruimte|tijd|plek|capaciteit)\b{_GAP}\b(?:opdracht\w*|project\w*|klus)",
+        rf"\b(?:kan|kun|zou|wil) (?:ze|hij|zij|{names})\b{_GAP}\b(?:beginnen|starten|instappen)\b",
+    ]), re.IGNORECASE)
+
+
+# Asking to hire or work with the owner and leaving an address is asking to be put in touch.
+_HIRE = re.compile(r"\b(?:hire|hiring|work with|working with|collaborat\w*|project|opportunit\w*|offer|proposal|"
+                   r"assignment|inhuren|samenwerk\w*|opdracht\w*|vacature|aanbod|voorstel)\b", re.IGNORECASE)
+# Instructions to the twin itself, not a question about the owner or a message for her.
+_OVERRIDE = re.compile("|".join([
+    rf"\b(?:ignore|disregard|forget|override|bypass|skip)\b{_GAP}\b(?:instructions?|rules?|prompts?|"
+    r"guidelines?|previous|above|everything|restrictions?|guardrails?|policy|policies)\b",
+    r"\bsystem prompt\b", r"\byou are now\b", r"\bfrom now on you\b", r"\bpretend (?:to be|you)\b",
+    r"\bact as\b", r"\bjailbreak\w*", r"\bdeveloper mode\b", r"\bon (?:her|his|their|\w+'s) behalf\b",
+    rf"\b(?:negeer|vergeet|omzeil)\b{_GAP}\b(?:instructies?|regels?|prompt|opdrachten?|alles|beperkingen)\b",
+    r"\bsysteemprompt\b", r"\bje bent nu\b", r"\bdoe alsof\b", r"\bnamens (?:haar|hem|\w+)\b",
+]), re.IGNORECASE)
 
 
 _NAME_WORD = r"[A-Z][\w'-]+"
