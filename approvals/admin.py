@@ -1,5 +1,5 @@
 """The owner's approval console. Decisions are buttons and actions that call
-``approvals.services.approval_decide``: never a generic save, never ``queryset.update()``."""
+``chat.decisions.approval_decide``: never a generic save, never ``queryset.update()``."""
 
 from __future__ import annotations
 
@@ -12,8 +12,10 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.timesince import timesince
 
-from approvals import selectors, services
+from approvals import errors, selectors
 from approvals.models import ContactMessage, PendingApproval
+from chat.decisions import approval_decide
+from chat.selectors import approval_transcript
 from twinsite.admin_base import ReadOnlyAdmin
 
 ORIGIN_MARKS = {"typed": "typed by the visitor", "model": "⚠ made by the model", "empty": "not given"}
@@ -88,7 +90,7 @@ class PendingApprovalAdmin(ReadOnlyAdmin):
 
     @admin.display(description="conversation up to the request")
     def transcript(self, obj: PendingApproval):
-        rows = selectors.approval_transcript(obj)
+        rows = approval_transcript(obj)
         return format_html("<div style='max-width:60rem'>{}</div>", format_html_join(
             "", "<p><b>{}</b> <small>{}</small><br><span style='white-space:pre-wrap'>{}</span></p>",
             ((m["role"], f"{timezone.localtime(m['created_at']):%Y-%m-%d %H:%M}", m["content"]) for m in rows)))
@@ -100,9 +102,9 @@ class PendingApprovalAdmin(ReadOnlyAdmin):
 
     def _decide(self, request, approval_id: int, decision: str, reason: str = "", edits: dict | None = None) -> bool:
         try:
-            approval = services.approval_decide(approval_id=approval_id, decision=decision,
+            approval = approval_decide(approval_id=approval_id, decision=decision,
                                                 actor=request.user.get_username(), reason=reason, edits=edits)
-        except services.ApprovalError as exc:
+        except errors.ApprovalError as exc:
             self.message_user(request, f"#{approval_id}: {exc.message}", messages.ERROR)
             return False
         self.message_user(request, f"#{approval.pk} {approval.status}. The conversation resumes in the background.",

@@ -11,7 +11,8 @@ from django.conf import settings
 from ninja import Router, Schema
 from ninja.security import HttpBearer
 
-from approvals import selectors, services
+from approvals import errors, selectors
+from chat import decisions
 from twinsite.api_errors import ApiError
 
 
@@ -61,13 +62,13 @@ def approvals_list(request, status: Literal["pending", "approved", "rejected", "
 @router.post("/approvals/{approval_id}/decide", response=ApprovalOut)
 def approval_decide(request, approval_id: int, payload: DecisionIn):
     try:
-        approval = services.approval_decide(
+        approval = decisions.approval_decide(
             approval_id=approval_id, decision=payload.decision, actor=f"{payload.decided_by[:100]} (api)",
             reason=payload.reason, edits=payload.arguments if payload.decision == "edit" else None)
-    except services.UnknownApproval as exc:
+    except errors.UnknownApproval as exc:
         raise ApiError(404, exc.code, exc.message) from exc
-    except services.AlreadyDecided as exc:
+    except errors.AlreadyDecided as exc:
         raise ApiError(409, exc.code, exc.message) from exc
-    except services.ApprovalError as exc:
+    except errors.ApprovalError as exc:
         raise ApiError(422, exc.code, exc.message) from exc
     return selectors.approval_row(approval)

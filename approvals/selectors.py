@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-from approvals.models import PendingApproval
-from approvals.services import UnknownApproval
+import datetime as dt
+import uuid
+
+from django.conf import settings
+
+from approvals.errors import UnknownApproval
+from approvals.models import ContactMessage, PendingApproval
 
 
 def subject(arguments: dict) -> str:
@@ -30,13 +35,14 @@ def approval_list(*, status: str | None = "pending", limit: int = 200) -> list[d
     return [approval_row(a) for a in query[:limit]]
 
 
-def approval_transcript(approval: PendingApproval) -> list[dict]:
-    """The conversation's messages up to the request."""
-    from chat.models import Message
-
-    return list(Message.objects.filter(conversation_id=approval.conversation_id,
-                                       created_at__lte=approval.created_at)
-                .values("role", "content", "created_at"))
+def approval_get(*, approval_id: int, conversation_id: uuid.UUID | str | None = None) -> PendingApproval:
+    query = PendingApproval.objects.filter(pk=approval_id)
+    if conversation_id is not None:
+        query = query.filter(conversation_id=conversation_id)
+    approval = query.first()
+    if approval is None:
+        raise UnknownApproval(f"no approval {approval_id}")
+    return approval
 
 
 def approval_detail(*, approval_id: int) -> dict:
@@ -48,7 +54,6 @@ def approval_detail(*, approval_id: int) -> dict:
         "final_arguments": approval.final_arguments, "reason": approval.reason,
         "interrupt_id": approval.interrupt_id, "tool_call_id": approval.tool_call_id,
         "resume_error": approval.resume_error, "resumed_at": approval.resumed_at,
-        "transcript": approval_transcript(approval),
     }
 
 
@@ -56,10 +61,6 @@ def unsettled_approvals(*, conversation_ids) -> dict[str, str]:
     """Conversations whose contact request is still in motion, with the reason: deleting one now
     would drop a decision the owner has yet to take, a follow-up the worker is carrying out or
     a message not yet e-mailed. The data lifecycle leaves these for later (or the owner)."""
-    from django.conf import settings
-
-    from approvals.models import ContactMessage
-
     reasons: dict[str, str] = {}
     for approval in PendingApproval.objects.filter(conversation_id__in=conversation_ids).order_by("pk"):
         key = str(approval.conversation_id)
@@ -74,3 +75,15 @@ def unsettled_approvals(*, conversation_ids) -> dict[str, str]:
         reasons.setdefault(str(message.approval.conversation_id),
                            f"the approved message of contact request #{message.approval_id} is not e-mailed yet")
     return reasons
+
+
+def approvals_overdue(*, now: dt.datetime) -> list[int]:
+    """Requests still waiting past their expiry time (the sweeper expires them)."""
+    return list(PendingApproval.objects.filter(status=PendingApproval.Status.PENDING, expires_at__lte=now)
+                .values_list("pk", flat=True))
+
+
+def approval_states(*, conversation_id: uuid.UUID | str) -> list[dict]:
+    """A conversation's contact requests and where each stands (the chat page shows them)."""
+    return [{"approval_id": pk, "status": status} for pk, status in
+            PendingApproval.objects.filter(conversation_id=conversation_id).order_by("pk").values_list("pk", "status")]

@@ -17,50 +17,18 @@ import uuid
 from collections.abc import Iterable
 
 from django.conf import settings
-from django.core.mail import EmailMessage
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from approvals.drafts import DRAFTS, arguments_parse
+from approvals.errors import AlreadyDecided, AlreadyPending, InvalidDecision, NotApproved, UnknownApproval
 from approvals.models import ContactMessage, PendingApproval
+from approvals.tasks import contact_message_deliver_task
+from twinsite.retry import retry_at
 
 log = logging.getLogger(__name__)
 
 DECISIONS = ("approve", "edit", "reject")
-
-
-class ApprovalError(Exception):
-    code = "approval_error"
-
-    def __init__(self, message: str, approval: PendingApproval | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.approval = approval
-
-
-class NotApproved(ApprovalError):
-    """A high-risk action was attempted without the owner's approval."""
-
-    code = "not_approved"
-
-
-class UnknownApproval(ApprovalError):
-    code = "unknown_approval"
-
-
-class AlreadyDecided(ApprovalError):
-    code = "already_decided"
-
-
-class AlreadyPending(ApprovalError):
-    code = "already_pending"
-
-
-class InvalidDecision(ApprovalError):
-    code = "invalid_decision"
-
-
-class DeliveryFailed(ApprovalError):
-    code = "delivery_failed"
 
 
 # --- identity ------------------------------------------------------------------------------------
@@ -142,23 +110,11 @@ def approval_record_interrupt(*, approval_id: int, conversation_id: uuid.UUID | 
     PendingApproval.objects.filter(pk=approval_id, conversation_id=conversation_id).update(interrupt_id=interrupt_id)
 
 
-def approval_get(*, approval_id: int, conversation_id: uuid.UUID | str | None = None) -> PendingApproval:
-    query = PendingApproval.objects.filter(pk=approval_id)
-    if conversation_id is not None:
-        query = query.filter(conversation_id=conversation_id)
-    approval = query.first()
-    if approval is None:
-        raise UnknownApproval(f"no approval {approval_id}")
-    return approval
-
-
 # --- decisions -----------------------------------------------------------------------------------
 
 def _validated_edit(approval: PendingApproval, edits: dict) -> dict:
-    from chat.agent.tools import TOOLS  # the tool's own schema judges an edit
-
-    tool = TOOLS.get(approval.tool_name)
-    if tool is None:
+    shape = DRAFTS.get(approval.tool_name)  # the draft's own model judges an edit
+    if shape is None:
         raise InvalidDecision(f"unknown tool {approval.tool_name!r}", approval)
     unknown = set(edits) - set(approval.arguments)
     if unknown:
@@ -166,7 +122,7 @@ def _validated_edit(approval: PendingApproval, edits: dict) -> dict:
                               f"fields are {', '.join(approval.arguments)}", approval)
     merged = {**approval.arguments, **edits}
     try:
-        return tool.parse(json.dumps(merged)).model_dump()
+        return arguments_parse(shape, json.dumps(merged)).model_dump()
     except ValueError as exc:
         raise InvalidDecision(str(exc), approval) from exc
 
@@ -177,7 +133,8 @@ def approval_decide(*, approval_id: int, decision: str, actor: str, reason: str 
     """Record the owner's decision: approve, edit (then approve) or reject (with a reason).
 
     The row is locked: of two clicks, two tabs or two staff, one wins and the other gets
-    AlreadyDecided. The thread's resume is enqueued after commit.
+    AlreadyDecided. The thread's resume is chat's (``chat.decisions.approval_decide`` calls this
+    and enqueues it after commit); ``resume_next_at`` is the sweeper's safety net.
     """
     if decision not in (*DECISIONS, "expire"):
         raise InvalidDecision(f"decision must be one of {', '.join(DECISIONS)}")
@@ -210,22 +167,8 @@ def approval_decide(*, approval_id: int, decision: str, actor: str, reason: str 
     approval.resume_status = PendingApproval.Resume.QUEUED
     approval.resume_next_at = now + dt.timedelta(seconds=60)  # the sweeper's safety net
     approval.save()
-    transaction.on_commit(lambda: _enqueue_resume(approval.pk), robust=True)  # else: the sweep
     log.info("approval %s %s by %s", approval.pk, approval.status, approval.decided_by)
     return approval
-
-
-def _enqueue_resume(approval_id: int) -> None:
-    from approvals.tasks import approval_resume_task
-
-    approval_resume_task.enqueue(approval_id)
-
-
-def resume_value(approval: PendingApproval) -> dict:
-    """What ``request_approval`` receives from ``interrupt()`` on resume."""
-    decision = {"approved": "approve", "rejected": "reject", "expired": "expire"}[approval.status]
-    return {"approval_id": approval.pk, "decision": decision, "reason": approval.reason,
-            "arguments": approval.effective_arguments}
 
 
 def approval_resume_finished(*, approval_id: int, error: str = "", busy: bool = False, note: str = "") -> None:
@@ -241,8 +184,7 @@ def approval_resume_finished(*, approval_id: int, error: str = "", busy: bool = 
         if error:
             approval.resume_status = PendingApproval.Resume.FAILED
             approval.resume_error = error[:2000]
-            delay = min(60 * 2 ** approval.resume_attempts, 3600)
-            approval.resume_next_at = timezone.now() + dt.timedelta(seconds=delay)
+            approval.resume_next_at = retry_at(approval.resume_attempts, base=60, cap=3600)
         else:
             approval.resume_status = PendingApproval.Resume.DONE
             approval.resume_error = note
@@ -278,85 +220,24 @@ def contact_message_create(*, conversation_id: uuid.UUID | str, call_id: str, ar
 
 
 def _enqueue_delivery(message_id: int) -> None:
-    from approvals.tasks import contact_message_deliver_task
-
     contact_message_deliver_task.enqueue(message_id)
-
-
-def contact_message_deliver(*, message_id: int) -> bool:
-    """E-mail the message to the owner; True when this call sent it.
-
-    The row stays locked while the backend takes the mail, so two workers cannot both send it;
-    ``sent_at`` is set only after the backend accepted it. A failure is recorded (visible in the
-    admin) and raised, and the sweeper retries with backoff.
-    """
-    from chat.scrub import scrub_text
-
-    with transaction.atomic():
-        message = ContactMessage.objects.select_for_update().select_related("approval").get(pk=message_id)
-        if message.sent_at is not None:
-            return False
-        try:
-            _contact_email(message).send(fail_silently=False)
-        except Exception as exc:  # any backend failure: record it, retry later
-            error = scrub_text(f"{type(exc).__name__}: {exc}")
-        else:
-            message.sent_at = timezone.now()
-            message.send_attempts += 1
-            message.last_error = ""
-            message.next_attempt_at = None
-            message.save(update_fields=["sent_at", "send_attempts", "last_error", "next_attempt_at"])
-            return True
-        message.send_attempts += 1
-        message.last_error = error[:2000]
-        delay = min(60 * 2 ** message.send_attempts, 3600)
-        message.next_attempt_at = timezone.now() + dt.timedelta(seconds=delay)
-        message.save(update_fields=["send_attempts", "last_error", "next_attempt_at"])
-    log.warning("contact message %s not delivered: %s", message_id, error)
-    raise DeliveryFailed(error)
-
-
-def _contact_email(message: ContactMessage) -> EmailMessage:
-    approval = message.approval
-    sender = message.visitor_name or "a visitor"
-    lines = [
-        f"{sender} sent you a message through your digital twin (approval #{approval.pk}).",
-        "",
-        f"Name:   {message.visitor_name or '-'}",
-        f"E-mail: {message.visitor_email or '-'}",
-        "",
-        message.body,
-    ]
-    if approval.final_arguments != approval.arguments:
-        lines += ["", "(You edited this message before approving it.)"]
-    headers = {"Message-ID": f"<{message.idempotency_key}@twinsite>"}  # duplicates are recognisable
-    reply_to = [message.visitor_email] if "@" in message.visitor_email else None
-    return EmailMessage(subject=f"Message from {sender} via your digital twin", body="\n".join(lines),
-                        to=[settings.TWIN_OWNER_EMAIL], reply_to=reply_to, headers=headers)
 
 
 # --- the worker's sweep --------------------------------------------------------------------------
 
-def approvals_sweep(*, now: dt.datetime | None = None) -> dict[str, int]:
-    """Expire overdue requests and re-enqueue resumes and deliveries that a crash or a failure
-    left behind. Safe to run from several workers at once: every step re-checks under a lock."""
-    now = now or timezone.now()
-    expired = 0
-    for approval_id in PendingApproval.objects.filter(
-            status=PendingApproval.Status.PENDING, expires_at__lte=now).values_list("pk", flat=True):
-        try:
-            approval_decide(approval_id=approval_id, decision="expire", actor="system (expired)")
-            expired += 1
-        except AlreadyDecided:
-            pass
-    resumes = 0
-    for approval_id in PendingApproval.objects.filter(
-            resume_status__in=[PendingApproval.Resume.QUEUED, PendingApproval.Resume.FAILED],
-            resume_next_at__lte=now, resume_attempts__lt=settings.TWIN_RESUME_MAX_ATTEMPTS,
-    ).values_list("pk", flat=True):
-        PendingApproval.objects.filter(pk=approval_id).update(resume_next_at=now + dt.timedelta(seconds=120))
-        _enqueue_resume(approval_id)
-        resumes += 1
+def resumes_due_claim(*, now: dt.datetime) -> list[int]:
+    """Decided requests whose resume a crash or a failure left behind, due now. Each is pushed
+    two minutes ahead, so a second worker sweeping meanwhile does not enqueue it again."""
+    due = list(PendingApproval.objects.filter(
+        resume_status__in=[PendingApproval.Resume.QUEUED, PendingApproval.Resume.FAILED],
+        resume_next_at__lte=now, resume_attempts__lt=settings.TWIN_RESUME_MAX_ATTEMPTS,
+    ).values_list("pk", flat=True))
+    PendingApproval.objects.filter(pk__in=due).update(resume_next_at=now + dt.timedelta(seconds=120))
+    return due
+
+
+def deliveries_sweep(*, now: dt.datetime) -> int:
+    """Re-enqueue the e-mails of approved messages that a crash or a failure left unsent."""
     deliveries = 0
     undelivered = ContactMessage.objects.filter(
         sent_at__isnull=True, send_attempts__lt=10, created_at__lte=now - dt.timedelta(seconds=30),
@@ -365,7 +246,7 @@ def approvals_sweep(*, now: dt.datetime | None = None) -> dict[str, int]:
         ContactMessage.objects.filter(pk=message_id).update(next_attempt_at=now + dt.timedelta(seconds=120))
         _enqueue_delivery(message_id)
         deliveries += 1
-    return {"expired": expired, "resumes": resumes, "deliveries": deliveries}
+    return deliveries
 
 
 # --- the data lifecycle --------------------------------------------------------------------------

@@ -34,7 +34,8 @@ def main(argv: list[str]) -> int:
     from chat.checkpoints import close_pools
     from chat.lifecycle import checkpoint_stats, conversation_delete, human_bytes
     from chat.providers import get_provider
-    from chat.services import conversation_create, turn_run
+    from chat.services import conversation_create
+    from chat.turns import turn_run
 
     conversation = conversation_create()
     provider = get_provider("offline")

@@ -30,7 +30,8 @@ def main() -> None:
     import django
 
     django.setup()
-    from chat.services import conversation_create, turn_run
+    from chat.services import conversation_create
+    from chat.turns import turn_run
     from twinsite.db import database_sync_to_async
 
     questions = ["What has she built?", "Where has she worked?", "Which stack does she use?", "Wat is haar dagtarief?"]

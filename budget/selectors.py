@@ -1,13 +1,40 @@
-"""Reads of the budget meter (no locks: for reports, never for the decision to call a model)."""
+"""Reads of the budget meter and the ledger (no locks: for reports and the guard's early check;
+the decision to call a model is ``services.budget_reserve``, under the meter's row lock)."""
 
 from __future__ import annotations
 
+import datetime as dt
+import logging
+import uuid
 from decimal import Decimal
 
 from django.conf import settings
+from django.db import DatabaseError
+from django.utils import timezone
 
-from budget.models import BudgetDay
-from budget.services import budget_day
+from budget.models import BudgetDay, LedgerEntry
+
+log = logging.getLogger(__name__)
+
+
+def budget_day(now: dt.datetime | None = None) -> dt.date:
+    """The budget day in the site's time zone: the meter resets at local midnight."""
+    return timezone.localdate(now or timezone.now())
+
+
+def budget_spent(*, day: dt.date | None = None) -> Decimal:
+    """Settled spend plus open reservations of the day."""
+    meter = BudgetDay.objects.filter(day=day or budget_day()).first()
+    return (meter.spent_usd + meter.reserved_usd) if meter else Decimal("0")
+
+
+def budget_exhausted() -> bool:
+    """True when today's spend reached the limit. Fails closed: an unreadable meter is exhausted."""
+    try:
+        return budget_spent() >= settings.TWIN_DAILY_BUDGET_USD
+    except DatabaseError:
+        log.exception("budget meter unreadable; failing closed")
+        return True
 
 
 def budget_today() -> dict:
@@ -19,3 +46,19 @@ def budget_today() -> dict:
     limit = settings.TWIN_DAILY_BUDGET_USD
     return {"day": budget_day(), "spent_usd": spent, "reserved_usd": reserved, "limit_usd": limit,
             "exhausted": spent + reserved >= limit}
+
+
+def open_reservations(*, conversation_id: uuid.UUID | str, since: dt.datetime,
+                      until: dt.datetime | None = None) -> list[int]:
+    """A conversation's reservations made in [since, until) and neither settled nor linked to a
+    turn: what a turn that died left open (the turn sweeper charges them)."""
+    entries = LedgerEntry.objects.filter(conversation_id=conversation_id, status=LedgerEntry.Status.RESERVED,
+                                         turn__isnull=True, created_at__gte=since)
+    if until is not None:
+        entries = entries.filter(created_at__lt=until)
+    return list(entries.values_list("pk", flat=True))
+
+
+def entries_amount(*, entry_ids: list[int]) -> Decimal:
+    """What these entries charge (their amount, once settled or expired)."""
+    return sum(LedgerEntry.objects.filter(pk__in=entry_ids).values_list("amount_usd", flat=True), Decimal("0"))

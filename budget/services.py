@@ -22,6 +22,7 @@ from django.db.models import Case, F, Sum, When
 from django.utils import timezone
 
 from budget.models import BudgetDay, LedgerEntry
+from budget.selectors import budget_day
 
 log = logging.getLogger(__name__)
 
@@ -30,11 +31,6 @@ class BudgetRefused(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason  # daily_limit | conversation_share | ip_share | unavailable
-
-
-def budget_day(now: dt.datetime | None = None) -> dt.date:
-    """The budget day in the site's time zone: the meter resets at local midnight."""
-    return timezone.localdate(now or timezone.now())
 
 
 def _meter(day: dt.date) -> BudgetDay:
@@ -54,21 +50,6 @@ def _expire(meter: BudgetDay, now: dt.datetime, entry_ids: Collection[int] | Non
 
 
 _COMMITTED = Sum(Case(When(status=LedgerEntry.Status.RESERVED, then=F("reserved_usd")), default=F("amount_usd")))
-
-
-def budget_spent(*, day: dt.date | None = None) -> Decimal:
-    """Settled spend plus open reservations of the day."""
-    meter = BudgetDay.objects.filter(day=day or budget_day()).first()
-    return (meter.spent_usd + meter.reserved_usd) if meter else Decimal("0")
-
-
-def budget_exhausted() -> bool:
-    """True when today's spend reached the limit. Fails closed: an unreadable meter is exhausted."""
-    try:
-        return budget_spent() >= settings.TWIN_DAILY_BUDGET_USD
-    except DatabaseError:
-        log.exception("budget meter unreadable; failing closed")
-        return True
 
 
 def budget_reserve(*, amount_usd: Decimal, conversation_id: uuid.UUID | str | None = None, ip_hash: str = "",
@@ -151,6 +132,12 @@ def reservations_expire(*, entry_ids: Collection[int] | None = None) -> int:
             meter.save()
             count += int(before != meter.reserved_usd)
     return count
+
+
+@transaction.atomic
+def entries_link(*, entry_ids: Collection[int], turn_id: int) -> int:
+    """Link a turn's ledger entries (one per model call) to its TurnLog, once it is recorded."""
+    return LedgerEntry.objects.filter(pk__in=entry_ids).update(turn_id=turn_id)
 
 
 def ledger_forget(*, conversation_ids) -> int:

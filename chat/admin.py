@@ -19,6 +19,7 @@ from chat.models import (
     TurnLog,
     UnansweredQuestion,
 )
+from chat.selectors import group_questions, why_context
 from twinsite.admin_base import ReadOnlyAdmin, why_link
 
 
@@ -164,7 +165,7 @@ class MessageAdmin(ReadOnlyAdmin):
 class AgentTraceAdmin(ReadOnlyAdmin):
     list_display = ("created_at", "provider", "model", "question", "input_tokens", "output_tokens",
                     "cost_usd", "has_error")
-    list_filter = ("provider", "model", "created_at")
+    list_filter = ("turn__provider", "turn__model", "created_at")
     list_select_related = ("turn__user_message", "message")
     search_fields = ("message__content", "turn__user_message__content")
     date_hierarchy = "created_at"
@@ -174,8 +175,6 @@ class AgentTraceAdmin(ReadOnlyAdmin):
     change_form_template = "admin/chat/agenttrace/change_form.html"
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
-        from chat.selectors import why_context
-
         trace = self.get_object(request, object_id)
         extra = why_context(trace) if trace is not None else {}
         return super().change_view(request, object_id, form_url, {**(extra_context or {}), **extra})
@@ -183,6 +182,27 @@ class AgentTraceAdmin(ReadOnlyAdmin):
     @admin.display(description="question")
     def question(self, obj) -> str:
         return (obj.turn.user_message.content[:80] if obj.turn and obj.turn.user_message else "")
+
+    # What the turn used and cost: its TurnLog's figures (the trace keeps no copies).
+    @admin.display(description="provider", ordering="turn__provider")
+    def provider(self, obj) -> str:
+        return obj.turn.provider if obj.turn else ""
+
+    @admin.display(description="model", ordering="turn__model")
+    def model(self, obj) -> str:
+        return obj.turn.model if obj.turn else ""
+
+    @admin.display(description="input tokens", ordering="turn__input_tokens")
+    def input_tokens(self, obj) -> int | None:
+        return obj.turn.input_tokens if obj.turn else None
+
+    @admin.display(description="output tokens", ordering="turn__output_tokens")
+    def output_tokens(self, obj) -> int | None:
+        return obj.turn.output_tokens if obj.turn else None
+
+    @admin.display(description="cost (USD)", ordering="turn__cost_usd")
+    def cost_usd(self, obj):
+        return obj.turn.cost_usd if obj.turn else None
 
     @admin.display(boolean=True, description="error")
     def has_error(self, obj) -> bool:
@@ -220,29 +240,6 @@ class UnansweredQuestionAdmin(ReadOnlyAdmin):
         rows = list(UnansweredQuestion.objects.filter(embedding__isnull=False)
                     .order_by("-created_at").values("question", "embedding", "created_at")[:1000])
         return super().changelist_view(request, {**(extra_context or {}), "groups": group_questions(rows)[:30]})
-
-
-def group_questions(rows: list[dict], threshold: float = 0.9) -> list[dict]:
-    """Greedy grouping by cosine similarity (e5 vectors are normalised): each question joins the
-    first group whose first question it resembles by at least ``threshold``."""
-    import numpy as np
-
-    groups: list[dict] = []
-    heads: list = []
-    for row in rows:
-        vector = np.asarray(row["embedding"], dtype=np.float32)
-        scores = [float(head @ vector) for head in heads]
-        best = int(np.argmax(scores)) if scores else -1
-        if best >= 0 and scores[best] >= threshold:
-            group = groups[best]
-            group["count"] += 1
-            if len(group["examples"]) < 3 and row["question"] not in group["examples"]:
-                group["examples"].append(row["question"])
-        else:
-            heads.append(vector)
-            groups.append({"question": row["question"], "count": 1, "last_seen": row["created_at"],
-                           "examples": []})
-    return sorted(groups, key=lambda g: (-g["count"], -g["last_seen"].timestamp()))
 
 
 @admin.register(CheckpointThread)

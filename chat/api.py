@@ -1,5 +1,6 @@
 """The chat over HTTP: ``POST /api/chat`` streams the WebSocket's events as server-sent events,
-with the same validation, limits, guards, budget and session binding."""
+with the same validation, limits, guards, budget and session binding (``chat.admission``);
+``POST /api/feedback`` rates an answer of the visitor's own conversation."""
 
 from __future__ import annotations
 
@@ -7,24 +8,70 @@ import asyncio
 import json
 import uuid
 from collections.abc import AsyncIterator
+from typing import Literal
 
 from django.conf import settings
 from django.http import StreamingHttpResponse
-from ninja import Router, Schema
+from ninja import Router, Schema, Status
+from ninja.utils import check_csrf
 
+from chat.admission import SESSION_KEY, turn_admit, turn_events
+from chat.embed import conversation_from_token
 from chat.models import Conversation
-from chat.services import TurnRejected, conversation_create, ip_hash, turn_run
+from chat.services import TurnRejected, UnknownMessage, conversation_create, feedback_create, ip_hash
 from chat.texts import language
 from chat.texts import text as say
 from chat.validation import question_problem
-from chat.views import SESSION_KEY
 from guards import limits
 from twinsite.api_errors import ApiError, RateLimited
 from twinsite.clientip import client_ip_from_request
 from twinsite.db import database_sync_to_async
-from twinsite.outage import DATABASE_GONE
 
 router = Router(tags=["chat"])
+
+
+class VisitorSession:
+    """Visitor endpoints: the session's own conversation, JSON only, and Django's CSRF check
+    (the chat page sends the token in X-CSRFToken), so another site cannot post for a visitor."""
+
+    def __call__(self, request):
+        if request.content_type != "application/json":
+            raise ApiError(415, "json_required", "Send the body as application/json.")
+        # The embedded chat (chat/embed.py) has no cookies: its signed token names its conversation.
+        # A custom header is never sent across sites without CORS, which this API does not allow.
+        if "X-Twin-Token" in request.headers:
+            conversation_id = conversation_from_token(request.headers["X-Twin-Token"])
+            if conversation_id is None:
+                raise ApiError(403, "bad_token", "The conversation token is invalid or expired.")
+            request.twin_conversation = conversation_id
+            return True
+        request.twin_conversation = request.session.get(SESSION_KEY)
+        if check_csrf(request) is not None:
+            raise ApiError(403, "csrf_failed", "Send Django's CSRF token in the X-CSRFToken header.")
+        return True
+
+
+class FeedbackIn(Schema):
+    message_id: int
+    rating: Literal[1, -1]
+    comment: str = ""
+
+
+class FeedbackOut(Schema):
+    id: int
+
+
+@router.post("/feedback", response={201: FeedbackOut, 200: FeedbackOut}, auth=VisitorSession())
+def feedback(request, payload: FeedbackIn) -> Status:
+    """Rate an answer of your own conversation; rating it again replaces the first rating."""
+    if len(payload.comment) > 2000:
+        raise ApiError(422, "comment_too_long", "Comments are limited to 2000 characters.")
+    try:
+        item, created = feedback_create(conversation_id=request.twin_conversation, message_id=payload.message_id,
+                                        rating=payload.rating, comment=payload.comment)
+    except UnknownMessage:
+        raise ApiError(404, "unknown_message", "No answer with this id in your conversation.") from None
+    return Status(201 if created else 200, {"id": item.pk})
 
 
 class ChatIn(Schema):
@@ -56,10 +103,10 @@ async def chat_stream(request, payload: ChatIn):
         conversation = await database_sync_to_async(conversation_create)(visitor_ip=ip)
         conversation_id = str(conversation.pk)
         await request.session.aset(SESSION_KEY, conversation_id)
-    decision = await database_sync_to_async(limits.visitor_hit)(
-        "turn", ip_key=ip_hash(ip), conversation_id=conversation_id)
-    if not decision.allowed:
-        raise RateLimited(decision.retry_after)
+    try:
+        await turn_admit(conversation_id=conversation_id, ip_key=ip_hash(ip))
+    except TurnRejected as exc:
+        raise RateLimited(exc.params["retry_after"]) from None
     staff = bool(getattr(await request.auser(), "is_staff", False))
     response = StreamingHttpResponse(_stream(conversation_id, payload.text.strip(), ip, staff, lang),
                                      content_type="text/event-stream; charset=utf-8")
@@ -78,12 +125,7 @@ async def _stream(conversation_id: str, text: str, ip: str, staff: bool, lang: s
 
     async def run() -> None:
         try:
-            await turn_run(conversation_id=conversation_id, text=text, emit=emit, visitor_ip=ip, lang=lang)
-        except TurnRejected as exc:
-            await queue.put({"type": "error", "in_turn": False, "code": exc.code, "message": exc.text(lang)})
-        except DATABASE_GONE:  # Postgres away before the turn could start: said with a code
-            await queue.put({"type": "error", "in_turn": False, "code": "unavailable",
-                             "message": say("error.unavailable", lang)})
+            await turn_events(conversation_id=conversation_id, text=text, emit=emit, visitor_ip=ip, lang=lang)
         finally:
             await queue.put(None)
 

@@ -1,8 +1,8 @@
-"""LangGraph checkpointer plumbing: connection strings, per-loop async pools, a sync saver.
+"""LangGraph checkpointer plumbing: per-loop async pools, a sync saver, closing a loop's pools.
 
 The tables belong to ``langgraph-checkpoint-postgres`` and are created by its own ``setup()``
-from a Django migration. Connection details are read at call time from Django's connection:
-built at import time they would point at the dev database while tests run on ``test_...``.
+from a Django migration. Connection details are read at call time from Django's connection
+(``twinsite.db.conninfo``).
 """
 
 from __future__ import annotations
@@ -10,33 +10,14 @@ from __future__ import annotations
 import asyncio
 import weakref
 
-from django.db import connections
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from psycopg import Connection
-from psycopg.conninfo import make_conninfo
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
-# Keys of Django's OPTIONS that are Django's own, not libpq connection parameters.
-_DJANGO_ONLY_OPTIONS = {"assume_role", "isolation_level", "pool", "server_side_binding", "cursor_factory",
-                        "prepare_threshold", "context"}
-
-
-def conninfo(settings_dict: dict | None = None) -> str:
-    """libpq connection string of Django's database, with every libpq option of ``DATABASE_URL``
-    (sslmode, sslrootcert, options, connect_timeout...): the checkpointer, turn locks and channel
-    layer must reach the database exactly as Django does."""
-    sd = settings_dict or connections["default"].settings_dict
-    options = {k: v for k, v in (sd.get("OPTIONS") or {}).items() if k not in _DJANGO_ONLY_OPTIONS}
-    return make_conninfo(**(options | {
-        "dbname": sd["NAME"],
-        "user": sd.get("USER") or None,
-        "password": sd.get("PASSWORD") or None,
-        "host": sd.get("HOST") or None,
-        "port": sd.get("PORT") or None,
-        "application_name": "twinsite-checkpoints",
-    }))
+from chat.layers import close_loop_connections
+from twinsite.db import conninfo, lock_pool_close
 
 
 def setup_tables(settings_dict: dict) -> None:
@@ -82,36 +63,10 @@ async def async_saver() -> AsyncPostgresSaver:
     return saver
 
 
-# Turn locks hold a connection for the length of a turn: their own pool, so a turn waiting for
-# a checkpoint connection can never be starved by the locks of other turns.
-_lock_pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncConnectionPool] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-async def lock_pool() -> AsyncConnectionPool:
-    loop = asyncio.get_running_loop()
-    pool = _lock_pools.get(loop)
-    if pool is None:
-        pool = AsyncConnectionPool(
-            conninfo(), min_size=0, max_size=50, open=False, timeout=30, max_idle=60,
-            kwargs={"autocommit": True, "prepare_threshold": 0},
-            check=AsyncConnectionPool.check_connection,
-        )
-        _lock_pools[loop] = pool
-        await pool.open()
-    return pool
-
-
 async def close_pools() -> None:
     """Close the running loop's pools and channel-layer connections (shutdown, test teardown)."""
-    from chat.layers import close_loop_connections
-
-    loop = asyncio.get_running_loop()
-    saver = _savers.pop(loop, None)
+    saver = _savers.pop(asyncio.get_running_loop(), None)
     if saver is not None:
         await saver.conn.close()
-    pool = _lock_pools.pop(loop, None)
-    if pool is not None:
-        await pool.close()
+    await lock_pool_close()
     await close_loop_connections()

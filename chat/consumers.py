@@ -1,7 +1,8 @@
 """The chat WebSocket: one conversation per socket, one turn at a time.
 
-Protocol: docs/PROTOCOL.md. The consumer parses frames and calls ``turn_run``; every failure
-a visitor can cause is answered with an ``error`` event carrying a code, never a crash.
+Protocol: docs/PROTOCOL.md. The consumer parses frames and starts turns through
+``chat.admission`` (ownership, turn limits, errors as events, shared with ``POST /api/chat``);
+every failure a visitor can cause is answered with an ``error`` event carrying a code, never a crash.
 """
 
 from __future__ import annotations
@@ -15,19 +16,18 @@ from urllib.parse import parse_qs
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
+from chat.admission import SESSION_KEY, conversation_owned, rejection_event, turn_admit, turn_events
 from chat.embed import conversation_from_token
 from chat.locks import conversation_running
 from chat.models import Conversation
 from chat.selectors import conversation_since
-from chat.services import TurnRejected, conversation_group, ip_hash, turn_run
+from chat.services import TurnRejected, conversation_group, ip_hash
 from chat.texts import language, language_from_scope
 from chat.texts import text as say
 from chat.validation import frame_problem, question_problem
-from chat.views import SESSION_KEY
 from guards import limits
 from twinsite.clientip import client_ip_from_scope
-from twinsite.db import database_sync_to_async
-from twinsite.outage import DATABASE_GONE
+from twinsite.db import DATABASE_GONE, database_sync_to_async
 
 log = logging.getLogger(__name__)
 TURN_TASK = "twinsite-turn"  # a turn goes on after its socket closes; tests wait for these by name
@@ -64,9 +64,9 @@ class ChatConsumer(AsyncWebsocketConsumer):
             return
         # A conversation belongs to the browser session that started it: knowing its id is not enough.
         session = self.scope.get("session")
-        owned = embedded == str(conversation_id) or (
-            session is not None and await database_sync_to_async(session.get)(SESSION_KEY) == str(conversation_id))
-        if not owned:
+        session_conversation = await database_sync_to_async(session.get)(SESSION_KEY) if session is not None else None
+        if not conversation_owned(conversation_id, session_conversation=session_conversation,
+                                  token_conversation=embedded):
             await self.error("forbidden")
             await self.close(code=4403)
             return
@@ -74,7 +74,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
         self.staff = bool(user is not None and getattr(user, "is_staff", False))
         self.visitor_ip = client_ip_from_scope(self.scope)
         self.ip_key = ip_hash(self.visitor_ip)
-        if not await database_sync_to_async(limits.sockets_open)(
+        if not await database_sync_to_async(limits.socket_register)(
                 key=f"ip:{self.ip_key}", socket_id=self.channel_name[-64:],
                 maximum=settings.TWIN_MAX_SOCKETS_PER_IP):
             await self.error("rate_limited", text_key="error.too_many_sockets")
@@ -142,10 +142,10 @@ class ChatConsumer(AsyncWebsocketConsumer):
         if previous is not None and not previous.done() and not self.answered:
             await self.error("busy")
             return
-        decision = await database_sync_to_async(limits.visitor_hit)(
-            "turn", ip_key=self.ip_key, conversation_id=str(self.conversation_id))
-        if not decision.allowed:
-            await self.error("rate_limited", retry_after=decision.retry_after)
+        try:
+            await turn_admit(conversation_id=self.conversation_id, ip_key=self.ip_key)
+        except TurnRejected as exc:
+            await self.send_event(rejection_event(exc, self.lang))
             return
         await database_sync_to_async(limits.socket_seen)(socket_id=self.channel_name[-64:])
         # A task, so the consumer keeps handling frames (a second ask is answered "busy").
@@ -156,18 +156,8 @@ class ChatConsumer(AsyncWebsocketConsumer):
     async def _run(self, conversation_id: uuid.UUID, text: str, after: asyncio.Task | None = None) -> None:
         if after is not None:
             await asyncio.wait([after])  # the previous turn sent "done" and is releasing its lock
-        try:
-            await turn_run(conversation_id=conversation_id, text=text, emit=self.send_event,
-                           visitor_ip=self.visitor_ip, lang=self.lang)
-        except TurnRejected as exc:
-            await self.send_event({"type": "error", "in_turn": False, "code": exc.code,
-                                   "message": exc.text(self.lang)})
-        except DATABASE_GONE:
-            log.warning("database unavailable for a turn", exc_info=True)
-            await self.error("unavailable")
-        except Exception:
-            log.exception("turn crashed")
-            await self.error("internal")
+        await turn_events(conversation_id=conversation_id, text=text, emit=self.send_event,
+                          visitor_ip=self.visitor_ip, lang=self.lang)
 
     async def sync(self, after: object) -> None:
         """What a (re)connecting page missed: the answers after its latest one (``after``: a

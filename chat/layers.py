@@ -27,6 +27,8 @@ from channels.exceptions import ChannelFull
 from channels.layers import BaseChannelLayer
 from psycopg import AsyncConnection, OperationalError
 
+from twinsite.db import conninfo
+
 log = logging.getLogger(__name__)
 NOTIFY_CHANNEL = "twinsite_layer"
 INLINE_LIMIT = 7000  # bytes; Postgres refuses NOTIFY payloads from 8000 on
@@ -67,8 +69,6 @@ class PostgresNotifyChannelLayer(BaseChannelLayer):
 
     @staticmethod
     async def _connect() -> AsyncConnection:
-        from chat.checkpoints import conninfo
-
         return await AsyncConnection.connect(conninfo(), autocommit=True)
 
     async def _ensure_listening(self, state: _LoopState) -> None:

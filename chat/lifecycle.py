@@ -36,9 +36,11 @@ from approvals import services as approval_services
 from approvals.models import PendingApproval
 from budget import services as budget_services
 from budget.models import LedgerEntry
+from chat.admission import SESSION_KEY
+from chat.checkpoints import sync_saver_connection
 from chat.locks import lock_key
 from chat.models import AgentTrace, Conversation, Message, PromptSnapshot, TurnLog, UnansweredQuestion
-from chat.views import SESSION_KEY
+from chat.services import traces_purge
 from guards import services as guard_services
 from guards.models import GuardIncident
 
@@ -271,8 +273,6 @@ def conversation_delete(*, conversation_id: uuid.UUID | str) -> PurgeReport:
 def retention_purge(*, now: dt.datetime | None = None) -> dict[str, object]:
     """The scheduled purge (the worker, every TWIN_PURGE_INTERVAL): old traces, then idle
     conversations with everything of theirs."""
-    from chat.services import traces_purge
-
     now = now or timezone.now()
     traces = traces_purge(before=now - dt.timedelta(days=settings.TWIN_TRACE_RETENTION_DAYS))
     report = conversations_purge(before=now - dt.timedelta(days=settings.TWIN_CONVERSATION_RETENTION_DAYS))
@@ -291,8 +291,6 @@ class _Encoder(DjangoJSONEncoder):
 
 def _checkpoint_state(thread_id: str) -> dict:
     from langgraph.checkpoint.postgres import PostgresSaver
-
-    from chat.checkpoints import sync_saver_connection
 
     with sync_saver_connection() as conn:
         saved = PostgresSaver(conn).get_tuple({"configurable": {"thread_id": thread_id}})
@@ -322,7 +320,7 @@ def conversation_export(*, conversation_id: uuid.UUID | str) -> dict:
             "id", "user_message_id", "assistant_message_id", "outcome", "provider", "model", "input_tokens",
             "cached_tokens", "output_tokens", "cost_usd", "latency_ms", "tool_rounds", "error_code", "created_at")),
         "traces": list(AgentTrace.objects.filter(message__conversation=conversation).order_by("created_at").values(
-            "message_id", "turn_id", "provider", "model", "knowledge_sha256", "retrieved", "guard", "tool_calls",
+            "message_id", "turn_id", "knowledge_sha256", "retrieved", "guard", "tool_calls",
             "provider_responses", "error", "created_at")),
         "unanswered_questions": list(UnansweredQuestion.objects.filter(conversation=conversation).values(
             "question", "reason", "created_at")),

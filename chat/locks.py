@@ -14,7 +14,7 @@ from contextlib import asynccontextmanager
 
 import psycopg
 
-from chat.checkpoints import lock_pool
+from twinsite.db import lock_pool
 
 
 class ConversationBusy(Exception):

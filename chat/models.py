@@ -7,6 +7,8 @@ import uuid
 from django.db import models
 from pgvector.django import VectorField
 
+from chat.agent.state import Outcome
+
 
 class Conversation(models.Model):
     # The id is also the LangGraph thread id of the conversation.
@@ -49,13 +51,7 @@ class Message(models.Model):
 
 
 class TurnLog(models.Model):
-    class Outcome(models.TextChoices):
-        ANSWERED = "answered"
-        DECLINED = "declined"  # no source found: a tested answer, not an error
-        REFUSED = "refused"  # a guard fired; no model was called
-        APPROVAL_PENDING = "approval_pending"
-        ERROR = "error"
-        ABORTED = "aborted"  # the provider failed after tokens reached the visitor
+    Outcome = Outcome  # the graph's own list (chat.agent.state)
 
     conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="turns")
     user_message = models.ForeignKey(
@@ -100,23 +96,17 @@ class PromptSnapshot(models.Model):
 
 
 class AgentTrace(models.Model):
-    """Why the agent said what it said: one per assistant turn, failed turns included."""
+    """Why the agent said what it said: one per assistant turn, failed turns included. What the
+    turn used and cost (provider, model, tokens, cost, latency per node) is on its TurnLog."""
 
     message = models.OneToOneField(Message, on_delete=models.CASCADE, related_name="trace")
     turn = models.OneToOneField(TurnLog, null=True, on_delete=models.CASCADE, related_name="trace")
-    provider = models.CharField(max_length=40)
-    model = models.CharField(max_length=120)
     system_prompt = models.ForeignKey(PromptSnapshot, null=True, blank=True, on_delete=models.PROTECT)
     knowledge_sha256 = models.CharField(max_length=64, blank=True)
     retrieved = models.JSONField(default=list, blank=True)
     guard = models.JSONField(default=dict, blank=True, help_text="The input guards' verdict and semantic scores.")
     tool_calls = models.JSONField(default=list, blank=True)
     provider_responses = models.JSONField(default=list, blank=True)
-    node_latency_ms = models.JSONField(default=dict, blank=True)
-    input_tokens = models.PositiveIntegerField(default=0)
-    cached_tokens = models.PositiveIntegerField(default=0)
-    output_tokens = models.PositiveIntegerField(default=0)
-    cost_usd = models.DecimalField(max_digits=12, decimal_places=6, default=0)
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 

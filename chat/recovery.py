@@ -36,18 +36,20 @@ from django.db import connection, transaction
 from django.db.models import Exists, OuterRef
 from langgraph.checkpoint.postgres import PostgresSaver
 
+from budget import selectors as budget_selectors
 from budget import services as budget_services
-from budget.models import LedgerEntry
 from chat.agent.graph import build_graph
-from chat.agent.nodes import turn_reset
-from chat.agent.trace import TurnRecorder
+from chat.agent.recorder import TurnRecorder
+from chat.agent.state import Outcome, turn_reset
 from chat.checkpoints import sync_saver_connection
 from chat.locks import lock_key
 from chat.models import Conversation, Message, TurnLog
+from chat.records import turn_record
 from chat.texts import text as say
 
 log = logging.getLogger(__name__)
-LOST = "unfinished"  # TurnLog.error_code of a turn its process never finished (it died, or Postgres went away)
+# TurnLog.error_code of a turn its process never finished (it died, or Postgres went away)
+UNFINISHED = "unfinished"
 
 
 def _orphans(conversation_id: uuid.UUID | str | None = None):
@@ -116,27 +118,23 @@ def _checkpoint_close(conversation_id: uuid.UUID, question: str) -> dict | None:
             # history, nothing left to run; routed from verify, so a waiting contact request
             # pauses the thread again (approval_resume handles that).
             graph.update_state(config, turn_reset(turn_start=last, question=question) | {
-                "outcome": TurnLog.Outcome.ABORTED,
-                "error": {"code": LOST, "message": "the turn was never finished by its process"},
+                "outcome": Outcome.ABORTED.value,
+                "error": {"code": UNFINISHED, "message": "the turn was never finished by its process"},
             }, as_node="verify")
         return None
 
 
 def _record(conversation_id: uuid.UUID, message: Message, state: dict | None, lang: str,
             until: dt.datetime | None) -> str:
-    from chat.services import turn_record  # services runs this sweep before each turn
-
     recorder = TurnRecorder(provider=settings.TWIN_PROVIDER, model=settings.TWIN_MODEL)
     # The dead turn's reservations (made after its question, before the next one): charged now
     # at their worst case, linked to its record.
-    open_ = LedgerEntry.objects.filter(conversation_id=conversation_id, status=LedgerEntry.Status.RESERVED,
-                                       turn__isnull=True, created_at__gte=message.created_at)
-    dead = list((open_.filter(created_at__lt=until) if until else open_).values_list("pk", flat=True))
+    dead = budget_selectors.open_reservations(conversation_id=conversation_id, since=message.created_at,
+                                              until=until)
     if dead:
         budget_services.reservations_expire(entry_ids=dead)
         recorder.ledger_entry_ids = dead
-        recorder.cost_usd = sum(LedgerEntry.objects.filter(pk__in=dead).values_list("amount_usd", flat=True),
-                                start=recorder.cost_usd)
+        recorder.cost_usd += budget_selectors.entries_amount(entry_ids=dead)
     if state is not None:
         error = state.get("error") or {}
         recorder.error = "recorded by the sweeper from the finished checkpoint (its process could not record it)"
@@ -147,7 +145,7 @@ def _record(conversation_id: uuid.UUID, message: Message, state: dict | None, la
         return "recovered_turns"
     recorder.error = "never finished by its process (it stopped, or Postgres went away); closed by the sweeper"
     turn_record(conversation_id=conversation_id, user_message=message, recorder=recorder, state={},
-                outcome=TurnLog.Outcome.ABORTED, answer=say("error.aborted", lang), error_code=LOST)
+                outcome=Outcome.ABORTED, answer=say("error.aborted", lang), error_code=UNFINISHED)
     log.warning("turn of message %s in conversation %s recorded as aborted (never finished)", message.pk,
                 conversation_id)
     return "aborted_turns"

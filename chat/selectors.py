@@ -1,14 +1,21 @@
-"""Reads for the staff "why" panel: one turn's trace, shaped to be read in thirty seconds."""
+"""Reads of chat's tables: the staff "why" panel (one turn's trace, shaped to be read in thirty
+seconds), what a reconnecting page missed, the transcript behind a contact request."""
 
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
+import numpy as np
 from django.db.models import Case, IntegerField, OuterRef, Subquery, Value, When
 
-from chat.models import AgentTrace
+from approvals.selectors import approval_states
+from chat.models import AgentTrace, Message
 from chat.texts import text as say
 from knowledge.models import Document
+
+if TYPE_CHECKING:
+    from approvals.models import PendingApproval
 
 
 def starter_questions(lang: str = "en", limit: int = 4) -> list[str]:
@@ -48,7 +55,7 @@ def incident_trace_id() -> Case:
 
 def why_context(trace: AgentTrace) -> dict:
     turn = trace.turn
-    latency = trace.node_latency_ms or {}
+    latency = (turn.node_latency_ms if turn is not None else None) or {}
     slowest = max(latency.values(), default=0) or 1
     retrieved = sorted(trace.retrieved or [], key=lambda h: -(h.get("fused_score") or 0))
     return {
@@ -74,14 +81,38 @@ def _num(value, digits: int = 3) -> str:
 def conversation_since(*, conversation_id, after: int) -> dict:
     """The answers of a conversation after message ``after`` and its contact requests' states:
     what a page that lost its socket missed (the ``history`` event, docs/PROTOCOL.md)."""
-    from approvals.models import PendingApproval
-    from chat.models import Message
-
     answers = (Message.objects.filter(conversation_id=conversation_id, role=Message.Role.ASSISTANT, pk__gt=after)
                .select_related("turn").order_by("pk"))
     return {
         "messages": [{"message_id": m.pk, "answer": m.content, "citations": m.citations,
                       "outcome": getattr(getattr(m, "turn", None), "outcome", "")} for m in answers],
-        "approvals": [{"approval_id": a.pk, "status": a.status} for a in
-                      PendingApproval.objects.filter(conversation_id=conversation_id).order_by("pk")],
+        "approvals": approval_states(conversation_id=conversation_id),
     }
+
+
+def approval_transcript(approval: PendingApproval) -> list[dict]:
+    """The conversation's messages up to a contact request (the owner reads what led to it)."""
+    return list(Message.objects.filter(conversation_id=approval.conversation_id,
+                                       created_at__lte=approval.created_at)
+                .values("role", "content", "created_at"))
+
+
+def group_questions(rows: list[dict], threshold: float = 0.9) -> list[dict]:
+    """Greedy grouping by cosine similarity (e5 vectors are normalised): each question joins the
+    first group whose first question it resembles by at least ``threshold``."""
+    groups: list[dict] = []
+    heads: list = []
+    for row in rows:
+        vector = np.asarray(row["embedding"], dtype=np.float32)
+        scores = [float(head @ vector) for head in heads]
+        best = int(np.argmax(scores)) if scores else -1
+        if best >= 0 and scores[best] >= threshold:
+            group = groups[best]
+            group["count"] += 1
+            if len(group["examples"]) < 3 and row["question"] not in group["examples"]:
+                group["examples"].append(row["question"])
+        else:
+            heads.append(vector)
+            groups.append({"question": row["question"], "count": 1, "last_seen": row["created_at"],
+                           "examples": []})
+    return sorted(groups, key=lambda g: (-g["count"], -g["last_seen"].timestamp()))

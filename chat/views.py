@@ -10,6 +10,7 @@ from django.views.decorators.csp import csp_override
 from django.views.decorators.http import require_GET, require_POST
 
 from approvals.models import PendingApproval
+from chat.admission import SESSION_KEY
 from chat.embed import conversation_from_token, conversation_token, origin_allowed
 from chat.models import Conversation
 from chat.selectors import starter_questions, trace_for_message, why_context
@@ -18,8 +19,6 @@ from chat.texts import language, page_texts
 from chat.texts import text as say
 from guards import limits
 from twinsite.clientip import client_ip_from_request
-
-SESSION_KEY = "twin_conversation"
 
 
 def _limited(request: HttpRequest, kind: str) -> HttpResponse | None:

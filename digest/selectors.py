@@ -13,8 +13,9 @@ from django.utils import timezone
 
 from approvals.models import PendingApproval
 from approvals.selectors import subject
-from budget.services import budget_spent
+from budget.selectors import budget_spent
 from chat.models import Feedback, TurnLog, UnansweredQuestion
+from chat.selectors import group_questions
 from digest.models import DigestDay
 from guards.models import GuardIncident
 
@@ -68,8 +69,6 @@ def approval_item(approval: PendingApproval) -> dict:
 
 def unanswered_groups(since: dt.datetime, until: dt.datetime) -> tuple[int, list[dict]]:
     """The period's unanswered questions, similar ones grouped (the admin's grouping), largest first."""
-    from chat.admin import group_questions
-
     rows = list(UnansweredQuestion.objects.filter(created_at__gte=since, created_at__lt=until)
                 .order_by("-created_at").values("question", "embedding", "created_at")[:1000])
     with_vector = [r for r in rows if r["embedding"] is not None]

@@ -20,10 +20,11 @@ from django.template.loader import render_to_string
 from django.utils import timezone, translation
 
 from approvals.models import PendingApproval
-from chat.scrub import scrub_text
 from digest.links import link_create
 from digest.models import DigestDay
 from digest.selectors import digest_content
+from guards.scrub import scrub_text
+from twinsite.retry import retry_at
 
 log = logging.getLogger(__name__)
 _BLANK_RUNS = re.compile(r"\n{3,}")
@@ -93,7 +94,7 @@ def digest_send(*, now: dt.datetime | None = None, force: bool = False) -> tuple
             record.outcome = DigestDay.Outcome.FAILED
             record.attempts += 1
             record.last_error = scrub_text(f"{type(exc).__name__}: {exc}")[:2000]
-            record.next_attempt_at = now + dt.timedelta(seconds=min(300 * 2 ** record.attempts, 4 * 3600))
+            record.next_attempt_at = retry_at(record.attempts, base=300, cap=4 * 3600, now=now)
             record.save()
             log.warning("digest of %s not sent: %s", day, record.last_error)
             return "failed", None

@@ -3,7 +3,7 @@
 Following the link decides nothing: a logged-out browser (or a mail scanner) is sent to the
 admin's login; a logged-in owner with ``approvals.decide`` sees the request and confirms with a
 POST (CSRF-protected). The token is checked on both, and again under its row's lock when the
-decision is made through ``approvals.services.approval_decide`` — as the admin does, attributed
+decision is made through ``chat.decisions.approval_decide`` — as the admin does, attributed
 to the logged-in user.
 """
 
@@ -20,8 +20,8 @@ from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
-from approvals.selectors import approval_transcript
-from approvals.services import AlreadyDecided, ApprovalError, InvalidDecision
+from approvals.errors import AlreadyDecided, ApprovalError, InvalidDecision
+from chat.selectors import approval_transcript
 from digest.links import LinkDecided, LinkError, link_check, link_decide
 from digest.selectors import argument_order
 

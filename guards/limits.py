@@ -75,7 +75,7 @@ def visitor_hit(kind: str, *, ip_key: str, conversation_id: str | None = None) -
     return decision
 
 
-def sockets_open(*, key: str, socket_id: str, maximum: int, ttl: int = 3600) -> bool:
+def socket_register(*, key: str, socket_id: str, maximum: int, ttl: int = 3600) -> bool:
     """Register an open socket for ``key``; False (and nothing registered) when ``maximum`` are open."""
     with transaction.atomic(), connection.cursor() as cursor:
         # serialised per key: parallel connects cannot all see room for one more

@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from knowledge.content import sha256
 from knowledge.models import Document
+from knowledge.tokens import BOUND, approx_tokens
 
 KIND_ORDER = ["about", "cv", "skills", "project", "article", "availability"]
 PROFILE_KINDS = ("about", "cv", "skills", "availability")
@@ -31,10 +32,11 @@ PREFIX_POPULARITY_DAYS = 30
 _lock = threading.Lock()
 
 
-def approx_tokens(text: str) -> int:
-    """A conservative token count for the bound: two characters a token (real tokenizers give
-    3-4 for English prose, fewer for Dutch, numbers and Markdown; the sample is ~8k either way)."""
-    return (len(text) + 1) // 2
+def bound_tokens(text: str) -> int:
+    """A conservative token count for the bound (``knowledge.tokens.BOUND``: real tokenizers give
+    3-4 characters a token for English prose, fewer for Dutch, numbers and Markdown; the sample
+    is ~8k either way)."""
+    return approx_tokens(text, chars_per_token=BOUND)
 
 _cache: dict[tuple, tuple[str, str]] = {}
 
@@ -72,7 +74,7 @@ def retrieval_counts(days: int = PREFIX_POPULARITY_DAYS) -> dict[str, int]:
 def build_prefix(documents: list[Document], bound: int, popularity: dict[str, int]) -> str:
     documents = sorted(documents, key=_order)
     blocks = [(doc, _block(doc)) for doc in documents]
-    if approx_tokens("\n".join(block for _, block in blocks)) <= bound:
+    if bound_tokens("\n".join(block for _, block in blocks)) <= bound:
         return "\n".join(block for _, block in blocks)
     # Over the bound: the profile first, then the most retrieved, whole documents only.
     ranked = sorted(blocks, key=lambda item: (item[0].kind not in PROFILE_KINDS,
@@ -81,7 +83,7 @@ def build_prefix(documents: list[Document], bound: int, popularity: dict[str, in
     chosen: set[str] = set()
     used = note_budget
     for doc, block in ranked:
-        cost = approx_tokens(block) + 1
+        cost = bound_tokens(block) + 1
         if used + cost <= bound:
             chosen.add(doc.title)
             used += cost
@@ -91,7 +93,7 @@ def build_prefix(documents: list[Document], bound: int, popularity: dict[str, in
             "(search_knowledge) for anything they may answer:\n")
     for listed, title in enumerate(left):
         line = f"- {title}\n"
-        if approx_tokens(note + line) > note_budget - 10:
+        if bound_tokens(note + line) > note_budget - 10:
             note += f"- ... and {len(left) - listed} more\n"
             break
         note += line
@@ -109,7 +111,7 @@ def knowledge_prefix() -> tuple[str, str]:
     if cached is not None:
         return cached
     documents = list(Document.objects.only("title", "kind", "url", "body", "path"))
-    total = approx_tokens("\n".join(_block(doc) for doc in documents))
+    total = bound_tokens("\n".join(_block(doc) for doc in documents))
     text = build_prefix(documents, bound, retrieval_counts() if total > bound else {})
     result = (text, sha256(text))
     with _lock:

@@ -26,6 +26,7 @@ from pathlib import Path
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from twinsite import pgserver
+from twinsite.db import conninfo
 
 # Replayed before the dump, in the same transaction. The extension stays (a no-op where it
 # exists; the embedded superuser creates it in a brand-new database); everything else of ours goes.
@@ -69,8 +70,6 @@ def tool(name: str) -> str:
 def _target(settings_dict: dict) -> tuple[str, dict[str, str]]:
     """A libpq connection string for the tools, with the password in the environment (not in
     the process list)."""
-    from chat.checkpoints import conninfo
-
     params = conninfo_to_dict(conninfo(settings_dict))
     password = params.pop("password", None)
     params["application_name"] = "twinsite-backup"

@@ -16,6 +16,7 @@ from django.db import IntegrityError, transaction
 from django.tasks import Task
 from django.utils import timezone
 
+from guards.scrub import scrub_text
 from ops.models import ACTIVE, Job
 
 # A running job that reported nothing for this long lost its worker (killed, restarted): the
@@ -83,8 +84,6 @@ def job_run(*, job_id: int, work: Callable[[Progress], str]) -> str:
     """Run ``work(progress)`` for a queued job and record its outcome; a job that is not queued
     (a replayed task, a job already done) is left alone. The work's exceptions are recorded on
     the job and re-raised, so the task is marked failed as well."""
-    from chat.scrub import scrub_text
-
     with transaction.atomic():
         job = Job.objects.select_for_update().filter(pk=job_id).first()
         if job is None or job.status != Job.Status.QUEUED:

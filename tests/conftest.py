@@ -149,7 +149,7 @@ async def session_headers(*conversation_ids, ip: str | None = None) -> list[tupl
     from channels.db import database_sync_to_async
     from django.contrib.sessions.backends.db import SessionStore
 
-    from chat.views import SESSION_KEY
+    from chat.admission import SESSION_KEY
 
     @database_sync_to_async
     def create() -> str:

@@ -18,9 +18,9 @@ from django.db import connection
 from django.test import Client
 
 from budget.models import BudgetDay
-from budget.services import budget_day
+from budget.selectors import budget_day
+from chat.admission import SESSION_KEY
 from chat.models import Conversation, Message
-from chat.views import SESSION_KEY
 
 pytestmark = pytest.mark.django_db
 

@@ -13,7 +13,8 @@ from channels.db import database_sync_to_async
 from chat.models import TurnLog
 from chat.providers.base import Usage
 from chat.providers.scripted import ScriptedProvider, Step
-from chat.services import conversation_create, turn_run
+from chat.services import conversation_create
+from chat.turns import turn_run
 from twinsite.logs import JsonFormatter
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("kb", "checkpoint_pool")]

@@ -13,7 +13,7 @@ from django.test import Client
 from approvals.models import ContactMessage, PendingApproval
 from approvals.services import approval_request
 from budget.models import BudgetDay
-from budget.services import budget_day
+from budget.selectors import budget_day
 from chat.models import TurnLog
 from chat.services import conversation_create
 from guards.models import GuardIncident

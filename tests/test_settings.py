@@ -128,7 +128,7 @@ os.environ['DJANGO_SETTINGS_MODULE'] = 'twinsite.settings'
 django.setup()
 import psycopg
 from django.db import connection
-from chat.checkpoints import conninfo
+from twinsite.db import conninfo
 out = {'options': connection.settings_dict['OPTIONS']}
 for name, connect in (('django', lambda: connection.cursor()), ('checkpointer', lambda: psycopg.connect(conninfo()))):
     try:

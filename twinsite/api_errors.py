@@ -20,7 +20,8 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from ninja.errors import AuthenticationError, AuthorizationError, HttpError, Throttled, ValidationError
 from ninja.parser import Parser
 
-from twinsite.outage import DATABASE_GONE, unavailable_response
+from chat.outage import unavailable_response
+from twinsite.db import DATABASE_GONE
 
 if TYPE_CHECKING:
     from ninja import NinjaAPI

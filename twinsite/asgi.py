@@ -13,9 +13,9 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from channels.sessions import SessionMiddlewareStack  # noqa: E402
 
+from chat.outage import WebsocketUnavailable  # noqa: E402
 from chat.routing import websocket_urlpatterns  # noqa: E402
 from knowledge.embedders import get_embedders  # noqa: E402
-from twinsite.outage import WebsocketUnavailable  # noqa: E402
 
 
 def _warm() -> None:

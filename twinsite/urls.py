@@ -6,8 +6,8 @@ from django.views.generic import RedirectView
 from chat import views as chat_views
 from digest import views as digest_views
 from knowledge import views as knowledge_views
+from ops.metrics import metrics_view
 from twinsite import api
-from twinsite.metrics import metrics_view
 
 
 class FaviconView(RedirectView):
@@ -34,5 +34,5 @@ urlpatterns = [
     re_path(r"^api/", api.unknown_path),  # the API's JSON 404 for any other path under it
     path("admin/login/", chat_views.admin_login),  # throttled per client address
     path("admin/", admin.site.urls),
-    path("metrics", metrics_view, name="metrics"),  # Prometheus; token or staff (twinsite.metrics)
+    path("metrics", metrics_view, name="metrics"),  # Prometheus; token or staff (ops.metrics)
 ]

@@ -1,56 +1,27 @@
-"""Context shaping: the stored state is not the prompt.
-
-``build_view`` derives the messages for one model call from the checkpointed history: the
-system prompt (with the knowledge prefix, stable so providers cache it), earlier completed
-turns as question / final-answer pairs within a token budget (newest kept first), and the
-active turn with its whole tool exchange. Oversized tool results are replaced by a notice in
-the view only. Building the view never changes the state.
-"""
+"""The run's dependencies (LangGraph runtime context): what a node needs that is not history."""
 
 from __future__ import annotations
 
-from chat.tokens import approx_tokens
+from dataclasses import dataclass, field
 
-OVERSIZED_NOTICE = (
-    "[tool result of {size} characters omitted from this view; call the tool again with a narrower "
-    "request if you need it]"
-)
+from chat.agent.recorder import TurnRecorder
+from chat.providers.base import Provider
 
 
-def completed_pairs(messages: list[dict], before: int) -> list[tuple[dict, dict]]:
-    """(question, final answer) for each earlier turn that ended in a text answer."""
-    pairs: list[tuple[dict, dict]] = []
-    question: dict | None = None
-    for message in messages[:before]:
-        role = message.get("role")
-        if role == "user":
-            question = message
-        elif role == "assistant" and question is not None and not message.get("tool_calls"):
-            if message.get("content"):
-                pairs.append((question, message))
-            question = None
-    return pairs
+@dataclass
+class TurnContext:
+    """Not checkpointed: rebuilt for every run of the thread."""
 
-
-def build_view(*, system: str, messages: list[dict], turn_start: int, history_tokens: int,
-               tool_result_chars: int) -> list[dict]:
-    view: list[dict] = [{"role": "system", "content": system}]
-    history: list[dict] = []
-    budget = history_tokens
-    for question, answer in reversed(completed_pairs(messages, turn_start)):
-        cost = approx_tokens(question["content"]) + approx_tokens(answer["content"])
-        if cost > budget:
-            break
-        budget -= cost
-        history[:0] = [
-            {"role": "user", "content": question["content"]},
-            {"role": "assistant", "content": answer["content"]},
-        ]
-    view.extend(history)
-    for message in messages[turn_start:]:
-        content = message.get("content")
-        shown = dict(message)
-        if message.get("role") == "tool" and isinstance(content, str) and len(content) > tool_result_chars:
-            shown["content"] = OVERSIZED_NOTICE.format(size=len(content))
-        view.append(shown)
-    return view
+    provider: Provider
+    recorder: TurnRecorder
+    conversation_id: str
+    # The visitor's words as typed, for the guards only: the state and every table keep the
+    # masked form (card and account numbers redacted). Never stored.
+    raw_question: str = ""
+    visitor_ip_hash: str = ""
+    # The question's embeddings as futures per model (question -> {model: Future}), started once
+    # by the guard and awaited by the search tool when it searches for the question itself.
+    query_vectors: dict = field(default_factory=dict)
+    # The visitor's page language: the twin's own sentences follow the question's language, and
+    # this one when the question does not tell (a name, a number, a resume by the owner).
+    lang: str = "en"

@@ -1,14 +1,28 @@
-"""The checkpointed state of a conversation thread.
+"""The checkpointed state of a conversation thread, and the vocabulary of a turn's end.
 
 ``messages`` is the full working history in OpenAI chat format (user, assistant with tool
 calls, tool results), appended to, never rewritten. Everything else is per-turn and reset by
-``guard_input``. The prompt a model sees is built from this by ``context.build_view``.
+``guard_input`` (``turn_reset``). The prompt a model sees is built from this by ``view.build_view``.
 """
 
 from __future__ import annotations
 
 import operator
 from typing import Annotated, TypedDict
+
+from django.db import models
+
+
+class Outcome(models.TextChoices):
+    """How a turn ended: the one list, used by the graph, TurnLog's choices and the eval datasets."""
+
+    ANSWERED = "answered"
+    DECLINED = "declined"  # no source found: a tested answer, not an error
+    REFUSED = "refused"  # a guard or the budget stopped it; no model was called
+    APPROVAL_PENDING = "approval_pending"  # a contact request waits for the owner
+    APPROVAL_RESOLVED = "approval_resolved"  # the owner's decision, told to the visitor
+    ERROR = "error"
+    ABORTED = "aborted"  # the provider failed after tokens reached the visitor, or the process died
 
 
 class AgentState(TypedDict, total=False):
@@ -30,5 +44,15 @@ class AgentState(TypedDict, total=False):
     citations: list[dict]
     unknown_citations: list[str]
     hallucination_risk: bool
-    outcome: str
+    outcome: str  # an Outcome, "" while the turn runs
     error: dict | None  # {"code": ..., "message": ...}
+
+
+def turn_reset(*, turn_start: int, question: str) -> dict:
+    """The per-turn state at the start of a turn: a visitor's question or the owner's decision."""
+    return {
+        "turn_start": turn_start, "question": question, "guard": None, "tool_rounds": 0,
+        "pending_calls": [], "approved_call_ids": [], "answer": "",
+        "citations": [], "unknown_citations": [], "hallucination_risk": False, "outcome": "", "error": None,
+        "queued_approval_id": None, "resolved": None, "budget_refused": None,
+    }

@@ -20,6 +20,7 @@ import httpx
 from chat.providers.base import ChatRequest, ChatResult, OnToken, ProviderError
 from chat.providers.faults import FaultInjectingTransport
 from chat.providers.sse import SSEDecoder, StreamAccumulator, error_from_body
+from twinsite.retry import backoff_delay
 
 # One TLS context per process (loading the CA bundle costs ~70 ms) and one pooled client per
 # event loop, shared by every turn: keep-alive connections to the provider, no handshake per call.
@@ -132,7 +133,7 @@ class OpenAICompatibleProvider:
         if retry_after is not None:
             return min(retry_after, 30.0)
         # exponential backoff with full jitter around the base
-        return min(self.backoff * (2 ** (attempt - 1)) * (0.5 + random.random()), 30.0)
+        return backoff_delay(attempt - 1, base=self.backoff * (0.5 + random.random()), cap=30.0)
 
     async def _once(self, client: httpx.AsyncClient, request: ChatRequest, on_token: OnToken) -> ChatResult:
         headers = {"Accept": "text/event-stream"}

@@ -12,12 +12,15 @@ from channels.testing import WebsocketCommunicator
 from django.core import mail
 from django.utils import timezone
 
-from approvals import services
+from approvals import delivery, errors, services
 from approvals.models import ContactMessage, PendingApproval
+from chat import decisions
 from chat.checkpoints import close_pools
 from chat.models import Message, TurnLog
 from chat.providers.offline import OfflineProvider
-from chat.services import ResumeFailed, approval_resume, compiled_graph, conversation_create, turn_run
+from chat.resume import ResumeFailed, approval_resume
+from chat.services import conversation_create
+from chat.turns import compiled_graph, turn_run
 from tests.conftest import session_headers
 from twinsite.asgi import application
 
@@ -49,7 +52,7 @@ async def resume(approval_id: int) -> tuple[str, list[dict]]:
 
 
 def decide(approval_id: int, decision: str, **kwargs) -> PendingApproval:
-    return services.approval_decide(approval_id=approval_id, decision=decision, actor="owner", **kwargs)
+    return decisions.approval_decide(approval_id=approval_id, decision=decision, actor="owner", **kwargs)
 
 
 adecide = database_sync_to_async(decide)
@@ -98,8 +101,8 @@ async def test_approve_resumes_the_thread_and_delivers_exactly_once():
     [message] = await contact_messages()
     assert message.visitor_email == "tom@example.com" and message.sent_at is None
     # The e-mail goes out once, however often delivery and resume are replayed.
-    assert await database_sync_to_async(services.contact_message_deliver)(message_id=message.pk) is True
-    assert await database_sync_to_async(services.contact_message_deliver)(message_id=message.pk) is False
+    assert await database_sync_to_async(delivery.contact_message_deliver)(message_id=message.pk) is True
+    assert await database_sync_to_async(delivery.contact_message_deliver)(message_id=message.pk) is False
     assert (await resume(approval.pk))[0] == "already_done"
     assert len(await contact_messages()) == 1 and len(mail.outbox) == 1
     assert mail.outbox[0].to == ["owner@localhost"] and "tom@example.com" in mail.outbox[0].body
@@ -113,7 +116,7 @@ async def test_approve_resumes_the_thread_and_delivers_exactly_once():
 async def test_reject_with_a_reason_sends_nothing_and_tells_the_visitor():
     _, _, conversation = await ask(TOM)
     [approval] = await approvals_of(conversation)
-    with pytest.raises(services.InvalidDecision):
+    with pytest.raises(errors.InvalidDecision):
         await adecide(approval.pk, "reject")  # a rejection needs a reason
     await adecide(approval.pk, "reject", reason="not taking new clients")
     outcome, events = await resume(approval.pk)
@@ -126,9 +129,9 @@ async def test_reject_with_a_reason_sends_nothing_and_tells_the_visitor():
 async def test_edit_then_approve_runs_the_edited_arguments_and_keeps_both():
     _, _, conversation = await ask(TOM)
     [approval] = await approvals_of(conversation)
-    with pytest.raises(services.InvalidDecision):
+    with pytest.raises(errors.InvalidDecision):
         await adecide(approval.pk, "edit", edits={"phone": "123"})
-    with pytest.raises(services.InvalidDecision):
+    with pytest.raises(errors.InvalidDecision):
         await adecide(approval.pk, "edit", edits={"message": ""})
     await adecide(approval.pk, "edit", edits={"message": "Tom asks about a data platform project."})
     await resume(approval.pk)
@@ -143,7 +146,7 @@ async def test_an_expired_request_resumes_with_the_expiry_outcome():
     [approval] = await approvals_of(conversation)
     await database_sync_to_async(PendingApproval.objects.filter(pk=approval.pk).update)(
         expires_at=timezone.now() - timezone.timedelta(seconds=1))
-    counts = await database_sync_to_async(services.approvals_sweep)()
+    counts = await database_sync_to_async(decisions.approvals_sweep)()
     assert counts["expired"] == 1
     _, events = await resume(approval.pk)
     assert events[0]["status"] == "expired" and "expired" in events[-1]["answer"]
@@ -154,13 +157,13 @@ async def test_a_decided_request_cannot_be_decided_again():
     _, _, conversation = await ask(TOM)
     [approval] = await approvals_of(conversation)
     await adecide(approval.pk, "approve")
-    with pytest.raises(services.AlreadyDecided):
+    with pytest.raises(errors.AlreadyDecided):
         await adecide(approval.pk, "reject", reason="changed my mind")
-    with pytest.raises(services.UnknownApproval):
+    with pytest.raises(errors.UnknownApproval):
         await adecide(approval.pk + 1000, "approve")
     other = await database_sync_to_async(conversation_create)()
-    with pytest.raises(services.UnknownApproval):  # scoped to its conversation
-        await database_sync_to_async(services.approval_decide)(
+    with pytest.raises(errors.UnknownApproval):  # scoped to its conversation
+        await database_sync_to_async(decisions.approval_decide)(
             approval_id=approval.pk, decision="approve", actor="x", conversation_id=other.pk)
 
 
@@ -185,7 +188,7 @@ def test_two_staff_deciding_at_once_one_wins(kb):
         try:
             decide(approval.pk, decision, reason="no")
             outcomes.append("won")
-        except services.AlreadyDecided:
+        except errors.AlreadyDecided:
             outcomes.append("told")
         finally:
             connection.close()
@@ -307,7 +310,7 @@ async def test_a_request_the_thread_never_heard_of_is_still_carried_out():
 
 async def test_a_busy_conversation_postpones_the_resume_without_using_an_attempt():
     from chat.locks import conversation_lock
-    from chat.services import ResumeBusy
+    from chat.resume import ResumeBusy
 
     _, _, conversation = await ask(TOM)
     [approval] = await approvals_of(conversation)
@@ -358,8 +361,8 @@ async def test_a_failed_e_mail_is_recorded_and_retried_until_it_goes_out(monkeyp
         raise ConnectionRefusedError("smtp.example.org:587 refused")
 
     monkeypatch.setattr(EmailMessage, "send", smtp_down)
-    with pytest.raises(services.DeliveryFailed):
-        await database_sync_to_async(services.contact_message_deliver)(message_id=message.pk)
+    with pytest.raises(errors.DeliveryFailed):
+        await database_sync_to_async(delivery.contact_message_deliver)(message_id=message.pk)
     message = await database_sync_to_async(ContactMessage.objects.get)(pk=message.pk)
     assert message.sent_at is None and message.send_attempts == 1 and "refused" in message.last_error
     monkeypatch.undo()
@@ -367,8 +370,8 @@ async def test_a_failed_e_mail_is_recorded_and_retried_until_it_goes_out(monkeyp
     later = timezone.now() + timezone.timedelta(hours=2)
     await database_sync_to_async(ContactMessage.objects.filter(pk=message.pk).update)(
         created_at=timezone.now() - timezone.timedelta(minutes=5))
-    counts = await database_sync_to_async(services.approvals_sweep)(now=later)
+    counts = await database_sync_to_async(decisions.approvals_sweep)(now=later)
     assert counts["deliveries"] == 1
-    assert await database_sync_to_async(services.contact_message_deliver)(message_id=message.pk) is True
+    assert await database_sync_to_async(delivery.contact_message_deliver)(message_id=message.pk) is True
     message = await database_sync_to_async(ContactMessage.objects.get)(pk=message.pk)
     assert message.sent_at is not None and message.last_error == "" and len(mail.outbox) == 1

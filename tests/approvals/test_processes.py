@@ -22,7 +22,8 @@ ROOT = Path(__file__).resolve().parents[2]
 VISITOR = """
 import asyncio, time
 import django; django.setup()
-from chat.services import conversation_create, turn_run
+from chat.services import conversation_create
+from chat.turns import turn_run
 from chat.checkpoints import close_pools
 async def main():
     conversation = await asyncio.to_thread(conversation_create)
@@ -75,7 +76,7 @@ def test_decision_after_a_sigkill_is_resumed_by_the_worker_and_mailed_once(env, 
     assert len(mails) == 1 and "tom@example.com" in mails[0].read_text()
 
     # A replay (a second worker, a re-enqueued task) changes nothing.
-    from approvals.tasks import approval_resume_task
+    from chat.tasks import approval_resume_task
 
     approval_resume_task.enqueue(approval.pk)
     time.sleep(0.1)

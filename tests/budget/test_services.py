@@ -12,16 +12,14 @@ from channels.db import database_sync_to_async
 from django.db import DatabaseError, connection
 from django.utils import timezone
 
-from budget import services
+from budget import selectors, services
 from budget.models import BudgetDay, LedgerEntry
+from budget.selectors import budget_day, budget_exhausted, budget_spent
 from budget.services import (
     BudgetRefused,
     budget_charge,
-    budget_day,
-    budget_exhausted,
     budget_reserve,
     budget_settle,
-    budget_spent,
     reservations_expire,
 )
 
@@ -91,7 +89,7 @@ def test_a_database_error_refuses(monkeypatch):
     monkeypatch.setattr(services, "_meter", broken)
     with pytest.raises(BudgetRefused, match="unavailable"):
         budget_reserve(amount_usd=Decimal("0.01"))
-    monkeypatch.setattr(services, "budget_spent", broken)
+    monkeypatch.setattr(selectors, "budget_spent", broken)
     assert budget_exhausted()
 
 
@@ -126,7 +124,8 @@ def test_fifty_threads_never_reserve_past_the_ceiling(settings):
 async def test_fifty_concurrent_turns_start_no_model_call_beyond_the_ceiling(settings):
     from chat.providers.base import Usage
     from chat.providers.scripted import ScriptedProvider, Step
-    from chat.services import conversation_create, turn_run
+    from chat.services import conversation_create
+    from chat.turns import turn_run
 
     committed_at_start: list[Decimal] = []
 

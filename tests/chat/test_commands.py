@@ -61,7 +61,7 @@ def test_purge_traces_deletes_only_old_traces(capsys):
     prompt = PromptSnapshot.objects.create(sha256="a" * 64, text="old prompt")
     for age in (100, 10):
         message = Message.objects.create(conversation=conversation, role="assistant", content=f"{age}")
-        trace = AgentTrace.objects.create(message=message, provider="offline", model="m", system_prompt=prompt)
+        trace = AgentTrace.objects.create(message=message, system_prompt=prompt)
         AgentTrace.objects.filter(pk=trace.pk).update(created_at=timezone.now() - dt.timedelta(days=age))
     call_command("purge_traces", "--dry-run")
     assert "would delete 1" in capsys.readouterr().out and AgentTrace.objects.count() == 2

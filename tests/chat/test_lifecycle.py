@@ -15,15 +15,17 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 from django.utils import timezone
 
-from approvals import services as approval_services
+from approvals import delivery
 from approvals.models import ContactMessage, PendingApproval
 from budget.models import LedgerEntry
-from chat import lifecycle
+from chat import decisions, lifecycle
+from chat.admission import SESSION_KEY
 from chat.locks import conversation_lock
 from chat.models import AgentTrace, Conversation, Message, TurnLog
 from chat.providers.scripted import ScriptedProvider, Step
-from chat.services import approval_resume, conversation_create, turn_run
-from chat.views import SESSION_KEY
+from chat.resume import approval_resume
+from chat.services import conversation_create
+from chat.turns import turn_run
 from guards.models import GuardIncident
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("kb", "checkpoint_pool")]
@@ -54,7 +56,7 @@ async def contact_request(conversation: Conversation | None = None) -> Conversat
 
 async def decide(conversation: Conversation, decision: str) -> PendingApproval:
     approval = await run(PendingApproval.objects.get)(conversation=conversation)
-    await run(approval_services.approval_decide)(approval_id=approval.pk, decision=decision, actor="owner",
+    await run(decisions.approval_decide)(approval_id=approval.pk, decision=decision, actor="owner",
                                                  reason="not now" if decision == "reject" else "")
     return approval
 
@@ -115,7 +117,7 @@ async def test_the_purge_removes_an_idle_conversation_everywhere_and_keeps_recen
     await contact_request(old)
     approval = await decide_and_resume(old, "approve")
     [message] = await run(list)(ContactMessage.objects.all())
-    await run(approval_services.contact_message_deliver)(message_id=message.pk)  # e-mailed: settled
+    await run(delivery.contact_message_deliver)(message_id=message.pk)  # e-mailed: settled
     recent = await answered()
     old_session, recent_session = await session_for(old), await session_for(recent)
     await make_idle(old, days=200)

@@ -13,8 +13,9 @@ from channels.db import database_sync_to_async
 from chat.locks import conversation_lock
 from chat.models import Message, TurnLog
 from chat.recovery import turns_sweep
-from chat.services import compiled_graph, conversation_create, message_create_user, turn_run
+from chat.services import conversation_create, message_create_user
 from chat.texts import text as say
+from chat.turns import compiled_graph, turn_run
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("kb", "checkpoint_pool")]
 
@@ -25,8 +26,8 @@ async def noop(event: dict) -> None:
 
 async def graph_without_record(conversation_id, question: str) -> dict:
     """A turn that died after its graph finished and before its record was written."""
-    from chat.agent.nodes import TurnContext
-    from chat.agent.trace import TurnRecorder
+    from chat.agent.context import TurnContext
+    from chat.agent.recorder import TurnRecorder
     from chat.providers import get_provider
 
     await database_sync_to_async(message_create_user)(conversation_id=conversation_id, text=question)

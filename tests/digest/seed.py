@@ -9,9 +9,10 @@ from decimal import Decimal
 from django.utils import timezone
 
 from approvals.models import PendingApproval
-from approvals.services import approval_decide, approval_request
+from approvals.services import approval_request
 from budget.models import BudgetDay
-from budget.services import budget_day
+from budget.selectors import budget_day
+from chat.decisions import approval_decide
 from chat.models import AgentTrace, Feedback, Message, TurnLog, UnansweredQuestion
 from chat.services import conversation_create
 from guards.models import GuardIncident
@@ -44,7 +45,7 @@ def turn(question: str, answer: str, *, hallucination_risk: bool = False, unknow
     log = TurnLog.objects.create(conversation=conversation, user_message=user, assistant_message=assistant,
                                  outcome="answered", provider="offline", model="offline-extractive",
                                  hallucination_risk=hallucination_risk, unknown_citations=list(unknown_citations))
-    AgentTrace.objects.create(message=assistant, turn=log, provider="offline", model="offline-extractive")
+    AgentTrace.objects.create(message=assistant, turn=log)
     if when is not None:
         _backdate(TurnLog, log.pk, when)
     return log

@@ -73,7 +73,7 @@ def charts_of(page: str) -> str:
 def test_a_runs_page_shows_its_cases_with_links_to_their_traces(admin_client):
     conversation = Conversation.objects.create()
     message = Message.objects.create(conversation=conversation, role=Message.Role.ASSISTANT, content="answer")
-    trace = AgentTrace.objects.create(message=message, provider="offline", model="m")
+    trace = AgentTrace.objects.create(message=message)
     run = record("answers", "offline", 0, {"answers-en-cat": True, "answers-en-team": False}, trace_id=trace.pk)
     page = admin_client.get(f"/admin/evals/evalrun/{run.pk}/change/").content.decode()
     assert "answers-en-cat" in page and "answers-en-team" in page and "declined" in page

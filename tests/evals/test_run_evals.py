@@ -10,7 +10,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from chat.agent import nodes
+from chat.agent.nodes import verify as verify_node
 from chat.models import TurnLog
 from chat.providers.faults import FaultInjectingTransport
 from evals.models import EvalCase, EvalRun
@@ -83,7 +83,7 @@ def test_a_fake_gemini_over_http_under_failure_injection_meets_every_threshold_a
         assert runs["answers"].cost_usd > 0
 
         # The deliberately broken change: verify takes every cited title for a real document.
-        monkeypatch.setattr(nodes, "knowledge", TrustingKnowledge())
+        monkeypatch.setattr(verify_node, "knowledge", TrustingKnowledge())
         with pytest.raises(CommandError, match="below threshold: tasks"):
             call_command("run_evals", "--suite", "tasks")
     out = capsys.readouterr().out

@@ -32,7 +32,7 @@ from django.db import connections
 from chat.citations import CITATION, cite
 from chat.providers.base import ChatRequest, ChatResult
 from chat.providers.offline import OfflineProvider
-from chat.tokens import approx_tokens
+from knowledge.tokens import approx_tokens
 from tests.fakes.openai_server import Reply
 
 SKIP_SIGNATURE = "skip_thought_signature_validator"  # Google's documented placeholder

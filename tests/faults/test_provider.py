@@ -12,7 +12,8 @@ from channels.db import database_sync_to_async
 from budget.models import BudgetDay, LedgerEntry
 from chat.models import TurnLog
 from chat.providers.openai_compat import OpenAICompatibleProvider
-from chat.services import conversation_create, turn_run
+from chat.services import conversation_create
+from chat.turns import turn_run
 from tests.fakes.openai_server import FakeOpenAI, Reply, sse_text
 from tests.faults.conftest import free_port
 

@@ -122,7 +122,8 @@ def test_search_uses_the_hnsw_index(kb, embedders):
 
 
 def test_prefix_is_bounded_keeps_the_profile_and_the_most_retrieved_and_names_the_rest(kb, settings):
-    from knowledge.prefix import approx_tokens, build_prefix
+    from knowledge.prefix import bound_tokens as approx_tokens
+    from knowledge.prefix import build_prefix
 
     full, _ = knowledge_prefix()
     settings.TWIN_PREFIX_TOKENS = approx_tokens(full) + 100

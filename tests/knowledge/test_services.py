@@ -219,8 +219,8 @@ def test_two_files_swapping_titles_keep_all_their_chunks(tmp_path):
 def test_a_second_sync_while_one_runs_is_refused_and_changes_nothing(tmp_path):
     import psycopg
 
-    from chat.checkpoints import conninfo
     from knowledge.services import SYNC_LOCK, SyncBusy
+    from twinsite.db import conninfo
 
     root = folder(tmp_path, alpha=ALPHA)
     with psycopg.connect(conninfo(), autocommit=True) as other:  # another process syncing

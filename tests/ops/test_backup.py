@@ -83,7 +83,7 @@ def test_the_database_owner_restores_without_being_a_superuser(kb, tmp_path):
         restore(settings_dict=target, path=path)  # again, over its own tables
         import psycopg
 
-        from chat.checkpoints import conninfo
+        from twinsite.db import conninfo
 
         with psycopg.connect(conninfo(target)) as conn:
             chunks = conn.execute("SELECT count(*) FROM knowledge_knowledgechunk").fetchone()[0]

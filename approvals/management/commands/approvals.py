@@ -7,7 +7,10 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
-from approvals import selectors, services
+from approvals import selectors
+from approvals.errors import ApprovalError
+from chat.decisions import approval_decide
+from chat.selectors import approval_transcript
 
 
 class Command(BaseCommand):
@@ -41,8 +44,9 @@ class Command(BaseCommand):
             return
         try:
             if action == "show":
-                self.stdout.write(json.dumps(selectors.approval_detail(approval_id=options["id"]), indent=2,
-                                             default=str, ensure_ascii=False))
+                detail = selectors.approval_detail(approval_id=options["id"])
+                detail["transcript"] = approval_transcript(selectors.approval_get(approval_id=options["id"]))
+                self.stdout.write(json.dumps(detail, indent=2, default=str, ensure_ascii=False))
                 return
             edits = None
             if action == "edit":
@@ -52,9 +56,9 @@ class Command(BaseCommand):
                     if not sep:
                         raise CommandError(f"--field must be NAME=VALUE, got {item!r}")
                     edits[name.strip()] = value
-            approval = services.approval_decide(
+            approval = approval_decide(
                 approval_id=options["id"], decision=action, actor=options["actor"],
                 reason=options.get("reason") or "", edits=edits)
-        except services.ApprovalError as exc:
+        except ApprovalError as exc:
             raise CommandError(f"{exc.code}: {exc.message}") from exc
         self.stdout.write(f"approval {approval.pk}: {approval.status}; the thread resumes in the worker")

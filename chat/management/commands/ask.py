@@ -12,7 +12,8 @@ from django.core.management.base import BaseCommand, CommandError
 from chat.checkpoints import close_pools
 from chat.models import Conversation
 from chat.providers import get_provider
-from chat.services import TurnRejected, conversation_create, turn_run
+from chat.services import TurnRejected, conversation_create
+from chat.turns import turn_run
 
 
 class Command(BaseCommand):

@@ -15,24 +15,25 @@ import re
 import uuid
 from dataclasses import dataclass
 
+from chat.agent.tools import ToolStatus
 from chat.citations import cite
-from chat.lang import detect_language
 from chat.providers.base import ChatRequest, ChatResult, OnToken, ToolCall, Usage
 from chat.providers.offline.extract import Passage, choose
 from chat.providers.offline.intents import IntentReader, Plan
 from chat.texts import text as say
-from chat.tokens import approx_tokens
 from knowledge import topics
+from knowledge.language import detect_language
+from knowledge.tokens import approx_tokens
 
 __all__ = ["OfflineProvider"]
 
 # The tool result statuses of draft_contact_message and what the twin then says.
 _CONTACT_OUTCOMES = {
-    "awaiting_owner_approval": "approval.pending",
-    "already_pending": "approval.already_pending",
-    "approved_and_passed_on": "approval.approved",
-    "rejected_by_owner": "approval.rejected",
-    "expired": "approval.expired",
+    ToolStatus.AWAITING_OWNER: "approval.pending",
+    ToolStatus.ALREADY_PENDING: "approval.already_pending",
+    ToolStatus.PASSED_ON: "approval.approved",
+    ToolStatus.REJECTED: "approval.rejected",
+    ToolStatus.EXPIRED: "approval.expired",
 }
 _LOOKUPS = ("search_knowledge", "check_availability")
 

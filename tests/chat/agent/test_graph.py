@@ -10,13 +10,16 @@ from channels.db import database_sync_to_async
 
 from approvals.models import ContactMessage, PendingApproval
 from budget.models import LedgerEntry
-from budget.services import budget_day
-from chat.agent import nodes
-from chat.agent.trace import TurnRecorder
+from budget.selectors import budget_day
+from chat import decisions
+from chat.agent.context import TurnContext
+from chat.agent.nodes import execute
+from chat.agent.recorder import TurnRecorder
 from chat.models import AgentTrace, Conversation, Message, TurnLog, UnansweredQuestion
 from chat.providers.base import ProviderError, Usage
 from chat.providers.scripted import ScriptedProvider, Step
-from chat.services import conversation_create, turn_run
+from chat.services import conversation_create
+from chat.turns import turn_run
 from guards.models import GuardIncident
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("kb", "checkpoint_pool")]
@@ -146,50 +149,50 @@ async def test_executor_runs_only_the_arguments_the_owner_approved():
         approval, _ = approval_services.approval_request(
             conversation_id=conversation.pk, tool_call_id="call_q", tool_name="draft_contact_message",
             arguments={"visitor_name": "Tom", "visitor_email": None, "message": "hi"})
-        approval_services.approval_decide(approval_id=approval.pk, decision="approve", actor="owner")
+        decisions.approval_decide(approval_id=approval.pk, decision="approve", actor="owner")
         return conversation, approval
 
     conversation, approval = await approved()
-    ctx = nodes.TurnContext(provider=ScriptedProvider([]), recorder=TurnRecorder("p", "m"),
+    ctx = TurnContext(provider=ScriptedProvider([]), recorder=TurnRecorder("p", "m"),
                             conversation_id=str(conversation.pk))
     call_id = approval.execution_call_id
     tampered = '{"visitor_name": "Tom", "visitor_email": "evil@example.com", "message": "hi"}'
-    payload, status = await nodes._run_tool("draft_contact_message", call_id, tampered, {call_id}, ctx)
+    payload, status = await execute._run_tool("draft_contact_message", call_id, tampered, {call_id}, ctx)
     assert status == "refused" and "differ" in payload["error"]
-    other = nodes.TurnContext(provider=ScriptedProvider([]), recorder=TurnRecorder("p", "m"),
+    other = TurnContext(provider=ScriptedProvider([]), recorder=TurnRecorder("p", "m"),
                               conversation_id=str((await database_sync_to_async(conversation_create)()).pk))
     exact = '{"visitor_name": "Tom", "visitor_email": null, "message": "hi"}'
-    payload, status = await nodes._run_tool("draft_contact_message", call_id, exact, {call_id}, other)
+    payload, status = await execute._run_tool("draft_contact_message", call_id, exact, {call_id}, other)
     assert status == "refused"  # an approval of another conversation does not count
-    payload, status = await nodes._run_tool("draft_contact_message", call_id, exact, {call_id}, ctx)
+    payload, status = await execute._run_tool("draft_contact_message", call_id, exact, {call_id}, ctx)
     assert status == "ok" and payload["status"] == "approved_and_passed_on"
     assert await database_sync_to_async(ContactMessage.objects.count)() == 1
 
 
 async def test_executor_refuses_a_high_risk_tool_without_approval():
-    ctx = nodes.TurnContext(provider=ScriptedProvider([]), recorder=TurnRecorder("p", "m"),
+    ctx = TurnContext(provider=ScriptedProvider([]), recorder=TurnRecorder("p", "m"),
                             conversation_id="00000000-0000-0000-0000-000000000000")
     args = '{"visitor_name": null, "visitor_email": null, "message": "hi"}'
-    payload, status = await nodes._run_tool("draft_contact_message", "call_x", args, set(), ctx)
+    payload, status = await execute._run_tool("draft_contact_message", "call_x", args, set(), ctx)
     assert status == "refused" and "approval" in payload["error"]
     # listed as approved in the graph state but not approved by the owner in the database
-    payload, status = await nodes._run_tool("draft_contact_message", "call_x", args, {"call_x"}, ctx)
+    payload, status = await execute._run_tool("draft_contact_message", "call_x", args, {"call_x"}, ctx)
     assert status == "refused" and "no approval" in payload["error"]
     assert not await database_sync_to_async(ContactMessage.objects.exists)()
 
 
 async def test_unknown_tool_and_crashing_tool_become_error_results(monkeypatch):
-    ctx = nodes.TurnContext(provider=ScriptedProvider([]), recorder=TurnRecorder("p", "m"), conversation_id="x")
-    payload, status = await nodes._run_tool("rm_rf", "c1", "{}", set(), ctx)
+    ctx = TurnContext(provider=ScriptedProvider([]), recorder=TurnRecorder("p", "m"), conversation_id="x")
+    payload, status = await execute._run_tool("rm_rf", "c1", "{}", set(), ctx)
     assert status == "error" and "unknown tool" in payload["error"]
 
     async def boom(args, tool_ctx):
         raise RuntimeError("db down")
 
-    tool = nodes.TOOLS["check_availability"]
+    tool = execute.TOOLS["check_availability"]
     broken = type(tool)(**{**tool.__dict__, "run": boom})
-    monkeypatch.setitem(nodes.TOOLS, "check_availability", broken)
-    payload, status = await nodes._run_tool("check_availability", "c2", '{"language": "en"}', set(), ctx)
+    monkeypatch.setitem(execute.TOOLS, "check_availability", broken)
+    payload, status = await execute._run_tool("check_availability", "c2", '{"language": "en"}', set(), ctx)
     assert status == "error" and payload == {"error": "check_availability failed: RuntimeError"}
 
 

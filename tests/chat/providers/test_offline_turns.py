@@ -9,8 +9,9 @@ from channels.db import database_sync_to_async
 
 from approvals.models import PendingApproval
 from chat.providers.offline import OfflineProvider
-from chat.services import conversation_create, turn_run
+from chat.services import conversation_create
 from chat.texts import text as say
+from chat.turns import turn_run
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("kb", "checkpoint_pool")]
 OWNER = "Mira Jansen"

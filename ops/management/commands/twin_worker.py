@@ -18,8 +18,9 @@ from django.core.management.base import BaseCommand
 from django.db import close_old_connections
 from django_tasks_db.management.commands.db_worker import Worker
 
-from approvals.services import approvals_sweep
 from budget.services import reservations_expire
+from chat.decisions import approvals_sweep
+from chat.lifecycle import retention_purge
 from chat.recovery import turns_sweep
 from digest.services import digest_scheduled
 from guards.limits import counters_purge
@@ -83,8 +84,6 @@ class Command(BaseCommand):
         """Owner jobs whose worker died are marked failed; the retention purge runs at start and
         every TWIN_PURGE_INTERVAL (several workers may purge at once: each batch locks its rows);
         the digest goes out once a day, at or after TWIN_DIGEST_TIME."""
-        from chat.lifecycle import retention_purge
-
         next_purge = time.monotonic()
         while True:
             try:

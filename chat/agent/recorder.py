@@ -1,4 +1,4 @@
-"""What a turn collects for its AgentTrace and TurnLog while the graph runs.
+"""What a turn collects for its TurnLog and AgentTrace while the graph runs (``TurnRecorder``).
 
 Lives in the run's context (not the checkpointed state): it is observability, not history.
 """

@@ -1,4 +1,4 @@
-"""Postgres away (stopped, restarting, unreachable): the errors that mean it, and the one answer a
+"""Postgres away (stopped, restarting, unreachable, see ``twinsite.db.DATABASE_GONE``): the one answer a
 visitor gets meanwhile: HTTP 503 with ``Retry-After`` and the ``unavailable`` sentence, code
 ``unavailable`` on the socket and in the API. Fail closed, never a 500. Nothing needs a restart
 when Postgres returns: Django checks persistent connections before reuse (``CONN_HEALTH_CHECKS``),
@@ -9,24 +9,16 @@ from __future__ import annotations
 import json
 import logging
 
-import psycopg
-from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.deprecation import MiddlewareMixin
 from django.utils.html import escape
 
 from chat.texts import language, language_from_scope
 from chat.texts import text as say
+from twinsite.db import DATABASE_GONE, database_gone
 
 log = logging.getLogger(__name__)
 RETRY_AFTER = 30
-# Django's wrappers and psycopg's own (the checkpointer's, lock and layer pools; a pool's timeout
-# waiting for a connection is a psycopg OperationalError too).
-DATABASE_GONE = (OperationalError, InterfaceError, psycopg.OperationalError, psycopg.InterfaceError)
-
-
-def database_gone(exc: BaseException) -> bool:
-    return isinstance(exc, DATABASE_GONE)
 
 
 def unavailable_response(request: HttpRequest) -> HttpResponse:

@@ -15,7 +15,7 @@ from langgraph.checkpoint.postgres.base import BasePostgresSaver
 from psycopg import Connection
 
 from budget.selectors import budget_today
-from chat.checkpoints import conninfo
+from twinsite.db import conninfo
 
 log = logging.getLogger(__name__)
 

@@ -3,7 +3,8 @@ from __future__ import annotations
 import copy
 import json
 
-from chat.agent.context import OVERSIZED_NOTICE, approx_tokens, build_view, completed_pairs
+from chat.agent.view import OVERSIZED_NOTICE, build_view, completed_pairs
+from knowledge.tokens import approx_tokens
 
 
 def call(call_id: str) -> dict:

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from chat.scrub import scrub
+from guards.scrub import scrub
 
 
 def test_secrets_and_numbers_are_scrubbed_everywhere_in_nested_data(settings):

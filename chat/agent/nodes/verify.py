@@ -1,0 +1,64 @@
+"""``verify``: citations checked against the knowledge base, ungrounded answers flagged, the
+turn's outcome decided, the checked answer appended to the history."""
+
+from __future__ import annotations
+
+import json
+
+from django.conf import settings
+from langgraph.runtime import Runtime
+
+from chat.agent.context import TurnContext
+from chat.agent.state import AgentState, Outcome
+from chat.citations import cited_titles, strip_citations
+from knowledge import selectors as knowledge
+from twinsite.db import database_sync_to_async
+
+
+async def verify(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
+    """Check citations against the knowledge base and flag ungrounded answers. (Each model call's
+    cost was settled to the budget by ``generate`` itself.)"""
+    answer = state.get("answer") or ""
+    known = await database_sync_to_async(knowledge.document_urls)()
+    cited = cited_titles(answer)
+    unknown = [t for t in cited if t not in known]
+    if unknown:
+        answer = strip_citations(answer, set(unknown))
+    citations = [{"title": t, "url": known[t]} for t in cited if t in known]
+    turn_messages = (state.get("messages") or [])[state.get("turn_start", 0):]
+    used_tools = any(m.get("role") == "tool" and _succeeded(m) for m in turn_messages)
+    long_answer = len(answer) >= settings.TWIN_GROUNDEDNESS_CHARS
+    # Flagged for review, not blocked: "I don't know that" has no citation either.
+    risky = long_answer and not citations and not used_tools
+    outcome = _outcome(state, cited=bool(citations), long_answer=long_answer)
+    if citations:
+        runtime.stream_writer({"type": "citations", "citations": citations})
+    update: dict = {"answer": answer, "citations": citations, "unknown_citations": unknown,
+                    "hallucination_risk": risky, "outcome": outcome}
+    if not state.get("error") and answer:
+        # the answer as the visitor keeps it (unknown citations removed) becomes history
+        update["messages"] = [{"role": "assistant", "content": answer}]
+    return update
+
+
+def _outcome(state: AgentState, *, cited: bool, long_answer: bool) -> str:
+    if state.get("error"):
+        return state.get("outcome") or Outcome.ERROR.value
+    if state.get("budget_refused"):
+        return Outcome.REFUSED.value  # the budget stopped the turn before this model call
+    if state.get("resolved"):
+        return Outcome.APPROVAL_RESOLVED.value  # the owner's decision, told to the visitor
+    if state.get("queued_approval_id"):
+        return Outcome.APPROVAL_PENDING.value
+    if cited or long_answer:
+        return Outcome.ANSWERED.value
+    return Outcome.DECLINED.value  # a short answer without a source: the twin said it does not know
+
+
+def _succeeded(tool_message: dict) -> bool:
+    """A tool result without an error (a search that merely quotes the word "error" counts)."""
+    try:
+        payload = json.loads(tool_message.get("content") or "{}")
+    except json.JSONDecodeError:
+        return False
+    return isinstance(payload, dict) and "error" not in payload

@@ -1,0 +1,81 @@
+"""A turn's record: the assistant message, TurnLog and AgentTrace in one transaction, its
+ledger entries linked, an unanswered question kept; and the one JSON log line per turn.
+
+Written at a turn's end by ``chat.turns`` (and by ``chat.recovery`` for a turn whose process
+died). Everything a visitor typed is scrubbed (secrets, card and account numbers) first.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import uuid
+
+from django.db import transaction
+
+from budget import services as budget_services
+from chat.agent.recorder import TurnRecorder
+from chat.agent.state import Outcome
+from chat.models import AgentTrace, Message, PromptSnapshot, TurnLog, UnansweredQuestion
+from chat.providers.pricing import round_usd
+from guards.scrub import scrub, scrub_text
+
+turns_log = logging.getLogger("twinsite.turns")
+
+
+@transaction.atomic
+def turn_record(*, conversation_id: uuid.UUID | str, user_message: Message | None, recorder: TurnRecorder,
+                state: dict, outcome: str, answer: str, error_code: str = "") -> tuple[Message, TurnLog]:
+    """Assistant message, TurnLog and AgentTrace, in one transaction."""
+    citations = state.get("citations") or []
+    message = Message.objects.create(
+        conversation_id=conversation_id, role=Message.Role.ASSISTANT, content=answer, citations=citations
+    )
+    usage = recorder.usage
+    turn = TurnLog.objects.create(
+        conversation_id=conversation_id, user_message=user_message, assistant_message=message,
+        outcome=outcome, provider=recorder.provider, model=recorder.model,
+        input_tokens=usage.input_tokens, cached_tokens=usage.cached_tokens, output_tokens=usage.output_tokens,
+        cost_usd=round_usd(recorder.cost_usd), latency_ms=recorder.elapsed_ms(),
+        node_latency_ms=recorder.node_latency_ms, tool_rounds=state.get("tool_rounds") or 0,
+        hallucination_risk=bool(state.get("hallucination_risk")),
+        unknown_citations=state.get("unknown_citations") or [], state_tokens=recorder.state_tokens,
+        view_tokens=recorder.view_tokens, error_code=error_code,
+    )
+    AgentTrace.objects.create(
+        message=message, turn=turn, system_prompt=_prompt_snapshot(recorder.system_prompt),
+        knowledge_sha256=recorder.knowledge_sha256, retrieved=scrub(recorder.retrieved),
+        guard=scrub({"verdict": state.get("guard"), "semantic": recorder.guard_scores}),
+        tool_calls=scrub(recorder.tool_calls), provider_responses=scrub(recorder.provider_responses),
+        error=scrub_text(recorder.error),
+    )
+    if recorder.ledger_entry_ids:
+        budget_services.entries_link(entry_ids=recorder.ledger_entry_ids, turn_id=turn.pk)
+    if outcome == Outcome.DECLINED and user_message is not None:
+        UnansweredQuestion.objects.create(
+            conversation_id=conversation_id, question=scrub_text(user_message.content), reason="no_source",
+            embedding=recorder.question_vector,
+        )
+    return message, turn
+
+
+def _prompt_snapshot(system_prompt: str) -> PromptSnapshot | None:
+    if not system_prompt:
+        return None
+    digest = hashlib.sha256(system_prompt.encode()).hexdigest()
+    # The prompt is the same for most turns: scrub it (~18k characters) only when it is new.
+    return PromptSnapshot.objects.filter(sha256=digest).first() or PromptSnapshot.objects.get_or_create(
+        sha256=digest, defaults={"text": scrub_text(system_prompt)})[0]
+
+
+def turn_logged(turn: TurnLog, *, refusal: str = "") -> None:
+    """Write the turn's JSON line (logger ``twinsite.turns``): what happened, what it used, what it
+    cost, how long it took. Only values the code computed, never visitor text."""
+    fields = {
+        "event": "turn", "turn_id": turn.pk, "conversation": str(turn.conversation_id), "outcome": turn.outcome,
+        "refusal": refusal, "error_code": turn.error_code, "provider": turn.provider, "model": turn.model,
+        "input_tokens": turn.input_tokens, "cached_tokens": turn.cached_tokens, "output_tokens": turn.output_tokens,
+        "cost_usd": float(turn.cost_usd), "latency_ms": turn.latency_ms, "tool_rounds": turn.tool_rounds,
+        "hallucination_risk": turn.hallucination_risk,
+    }
+    turns_log.info("turn %s %s", turn.pk, turn.outcome, extra={"fields": fields})

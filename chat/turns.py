@@ -1,0 +1,200 @@
+"""Running a turn through the graph: the one entry point of both transports and ``manage.py ask``.
+
+``turn_run`` persists the visitor's (masked) message, streams the graph's events to ``emit``
+and records the turn (``chat.records``), failed turns included. ``run_recorded`` is shared with
+the resume of an owner's decision (``chat.resume``): one run of the thread, streamed and recorded.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+import weakref
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from channels.layers import get_channel_layer
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command
+
+from approvals import services as approval_services
+from chat.agent.context import TurnContext
+from chat.agent.graph import build_graph
+from chat.agent.recorder import TurnRecorder
+from chat.agent.state import Outcome
+from chat.checkpoints import async_saver
+from chat.locks import ConversationBusy, conversation_lock
+from chat.models import Message
+from chat.providers import get_provider
+from chat.providers.base import Provider
+from chat.records import turn_logged, turn_record
+from chat.recovery import turns_sweep
+from chat.services import TurnRejected, conversation_group, ip_hash, message_create_user
+from chat.texts import text as say
+from guards.rules import contains_sensitive, mask_sensitive
+from knowledge.language import detect_language
+from twinsite.db import DATABASE_GONE, database_gone, database_sync_to_async
+
+log = logging.getLogger(__name__)
+Emit = Callable[[dict], Awaitable[None]]
+
+
+@dataclass
+class TurnResult:
+    outcome: str
+    answer: str
+    message_id: int | None
+    turn_id: int | None
+    citations: list[dict] = field(default_factory=list)
+
+
+# The graph compiled with each loop's checkpointer: compiling costs ~7 ms, once is enough.
+_graphs: weakref.WeakKeyDictionary[AsyncPostgresSaver, CompiledStateGraph] = weakref.WeakKeyDictionary()
+
+
+async def compiled_graph() -> CompiledStateGraph:
+    saver = await async_saver()
+    graph = _graphs.get(saver)
+    if graph is None:
+        graph = _graphs[saver] = build_graph().compile(checkpointer=saver)
+    return graph
+
+
+def group_emitter(conversation_id: uuid.UUID | str) -> Emit:
+    """Push events to every socket of the conversation, in whichever process it is served."""
+    layer = get_channel_layer()
+    group = conversation_group(conversation_id)
+
+    async def emit(event: dict) -> None:
+        await layer.group_send(group, {"type": "chat.event", "event": event})
+
+    return emit
+
+
+async def turn_run(*, conversation_id: uuid.UUID | str, text: str, emit: Emit,
+                   provider: Provider | None = None, visitor_ip: str = "", lang: str = "en") -> TurnResult:
+    """Run one visitor turn end to end. Raises TurnRejected before anything runs.
+
+    One turn at a time per conversation, across processes (two tabs, two daphne processes, the
+    worker resuming an approval): a Postgres advisory lock held for the whole turn.
+    """
+    try:
+        async with conversation_lock(conversation_id):
+            # Card and account numbers never reach a table, the checkpoint or a log: only the
+            # guards see the text as typed (through the run's context).
+            masked = mask_sensitive(text)
+            if contains_sensitive(masked):  # a form the masker missed: keep nothing of it
+                masked = "[redacted message]"
+            # A turn whose process died is closed first, so this one starts on an agreeing checkpoint.
+            await database_sync_to_async(turns_sweep)(conversation_id=conversation_id, lock_held=True)
+            user_message = await database_sync_to_async(message_create_user)(
+                conversation_id=conversation_id, text=masked, lang=lang)
+            return await run_recorded(conversation_id, {"messages": [{"role": "user", "content": masked}]}, emit,
+                                      provider or get_provider(), user_message=user_message, raw_question=text,
+                                      visitor_ip_hash=ip_hash(visitor_ip), lang=lang)
+    except ConversationBusy:
+        raise TurnRejected("busy") from None
+
+
+@dataclass
+class _Run:
+    """What one run of the thread left: the final state, the interrupts it paused on, its error."""
+
+    state: dict = field(default_factory=dict)
+    interrupts: list = field(default_factory=list)
+    error_code: str = ""
+    crashed: bool = False  # the run raised: no state to trust
+
+    @property
+    def outcome(self) -> str:
+        return Outcome.ERROR if self.crashed else (self.state.get("outcome") or Outcome.ERROR)
+
+
+async def run_recorded(conversation_id: uuid.UUID | str, graph_input: dict | Command | None, emit: Emit,
+                       provider: Provider, *, user_message: Message | None, raw_question: str = "",
+                       visitor_ip_hash: str = "", lang: str = "en") -> TurnResult:
+    """Stream one run of the thread (a visitor's turn or a resume) and record it as a turn."""
+    recorder = TurnRecorder(provider=provider.name, model=provider.model)
+    context = TurnContext(provider=provider, recorder=recorder, conversation_id=str(conversation_id),
+                          raw_question=raw_question, visitor_ip_hash=visitor_ip_hash, lang=lang)
+    lang = detect_language(user_message.content if user_message else "", lang)
+
+    async def send(event: dict) -> None:
+        try:
+            await emit(event)
+        except Exception:  # the visitor went away; the turn is still recorded
+            log.debug("emit failed", exc_info=True)
+
+    run = await _stream(conversation_id, graph_input, context, send)
+    await _paused(conversation_id, run, send)
+    if run.error_code:
+        key = {"aborted": "error.aborted", "unavailable": "error.unavailable"}.get(run.error_code, "error.failed")
+        await send({"type": "error", "code": run.error_code, "in_turn": True, "message": say(key, lang)})
+    return await _recorded(conversation_id, run, recorder, user_message=user_message, send=send, lang=lang)
+
+
+async def _stream(conversation_id: uuid.UUID | str, graph_input: dict | Command | None, context: TurnContext,
+                  send: Emit) -> _Run:
+    config = {"configurable": {"thread_id": str(conversation_id)}}
+    run = _Run()
+    try:
+        graph = await compiled_graph()
+        async for mode, chunk in graph.astream(graph_input, config, context=context,
+                                               stream_mode=["custom", "updates"]):
+            if mode == "custom":
+                await send(chunk)
+            elif mode == "updates" and "__interrupt__" in chunk:
+                run.interrupts.extend(chunk["__interrupt__"])
+        run.state = (await graph.aget_state(config)).values
+    except Exception as exc:
+        log.exception("turn failed in conversation %s", conversation_id)
+        context.recorder.error = context.recorder.error or f"{type(exc).__name__}: {exc}"
+        run.error_code = "unavailable" if database_gone(exc) else "internal"
+        run.crashed = True
+    if not run.crashed and run.state.get("error"):
+        run.error_code = run.state["error"]["code"]
+    return run
+
+
+async def _paused(conversation_id: uuid.UUID | str, run: _Run, send: Emit) -> None:
+    """The thread paused for the owner: remember the real interrupt id (new after every run)."""
+    for item in run.interrupts:
+        await database_sync_to_async(approval_services.approval_record_interrupt)(
+            approval_id=item.value["approval_id"], conversation_id=conversation_id, interrupt_id=item.id)
+        await send({"type": "approval", "status": "pending", "id": item.id, "action": item.value["action"],
+                    "approval_id": item.value["approval_id"]})
+
+
+async def _recorded(conversation_id: uuid.UUID | str, run: _Run, recorder: TurnRecorder, *,
+                    user_message: Message | None, send: Emit, lang: str) -> TurnResult:
+    answer, outcome, state = run.state.get("answer") or "", run.outcome, run.state
+    try:
+        message, turn = await database_sync_to_async(turn_record)(
+            conversation_id=conversation_id, user_message=user_message, recorder=recorder, state=state,
+            outcome=outcome, answer=answer, error_code=run.error_code,
+        )
+    except DATABASE_GONE:
+        # Postgres went away: the turn ends for the visitor; its question stays without a record
+        # and the sweeper (chat.recovery) records it from the checkpoint once Postgres is back.
+        log.warning("turn of conversation %s not recorded: the database is unavailable", conversation_id)
+        if run.error_code != "unavailable":
+            await send({"type": "error", "code": "unavailable", "in_turn": True,
+                        "message": say("error.unavailable", lang)})
+        await send({"type": "done", "outcome": Outcome.ERROR, "message_id": None, "answer": answer,
+                    "citations": []})
+        return TurnResult(outcome=Outcome.ERROR, answer=answer, message_id=None, turn_id=None)
+    await send({
+        "type": "trace", "turn_id": turn.pk, "latency_ms": turn.latency_ms,
+        "node_latency_ms": recorder.node_latency_ms, "provider": recorder.provider, "model": recorder.model,
+        "tokens": {"input": turn.input_tokens, "cached": turn.cached_tokens, "output": turn.output_tokens},
+        "cost_usd": str(turn.cost_usd),
+    })
+    citations = state.get("citations") or []
+    done = {"type": "done", "outcome": outcome, "message_id": message.pk, "answer": answer, "citations": citations}
+    if outcome == Outcome.REFUSED:  # which stop: the page shows each one its own way
+        done["refusal"] = "budget" if state.get("budget_refused") else (state.get("guard") or {}).get("guard", "")
+    turn_logged(turn, refusal=done.get("refusal", ""))  # one JSON line (twinsite.turns)
+    await send(done)
+    return TurnResult(outcome=outcome, answer=answer, message_id=message.pk, turn_id=turn.pk,
+                      citations=citations)

@@ -1,0 +1,53 @@
+"""The tools' JSON schemas are generated from their pydantic models: the same strict schemas the
+models were given by hand before, so the two cannot drift apart."""
+
+from __future__ import annotations
+
+import pytest
+
+from approvals.drafts import ContactArgs, arguments_parse
+from chat.agent.tools import TOOLS, ToolStatus, strict_schema, tool_schemas
+
+
+def test_the_generated_schemas_are_strict_and_say_what_each_field_is() -> None:
+    assert {t["function"]["name"]: t["function"]["parameters"] for t in tool_schemas()} == {
+        "search_knowledge": {
+            "type": "object", "additionalProperties": False, "required": ["query"],
+            "properties": {"query": {"type": "string", "description": "What to look for."}},
+        },
+        "check_availability": {
+            "type": "object", "additionalProperties": False, "required": ["language"],
+            "properties": {"language": {"type": "string", "enum": ["en", "nl"],
+                                        "description": "The visitor's language."}},
+        },
+        "draft_contact_message": {
+            "type": "object", "additionalProperties": False,
+            "required": ["visitor_name", "visitor_email", "message"],
+            "properties": {
+                "visitor_name": {"type": ["string", "null"], "description": "The visitor's name, if given."},
+                "visitor_email": {"type": ["string", "null"], "description": "The visitor's e-mail, if given."},
+                "message": {"type": "string", "description": "The message for the owner, in the visitor's words."},
+            },
+        },
+    }
+    assert all(t["function"]["strict"] is True for t in tool_schemas())
+
+
+def test_a_field_added_to_a_model_appears_in_its_schema() -> None:
+    class Extended(ContactArgs):
+        phone: str | None
+
+    assert strict_schema(Extended)["required"] == ["visitor_name", "visitor_email", "message", "phone"]
+    assert strict_schema(Extended)["properties"]["phone"] == {"type": ["string", "null"]}
+
+
+def test_the_model_still_enforces_what_the_schema_leaves_out() -> None:
+    with pytest.raises(ValueError, match="at most 4000 characters"):
+        arguments_parse(ContactArgs, '{"visitor_name": null, "visitor_email": null, "message": "' + "x" * 4001 + '"}')
+    with pytest.raises(ValueError, match="Extra inputs are not permitted"):
+        TOOLS["search_knowledge"].parse('{"query": "rates", "limit": 3}')
+
+
+def test_tool_statuses_are_the_strings_the_model_reads() -> None:
+    assert [s.value for s in ToolStatus] == ["awaiting_owner_approval", "already_pending", "approved_and_passed_on",
+                                            "rejected_by_owner", "expired"]
