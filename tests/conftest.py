@@ -164,3 +164,15 @@ async def session_headers(*conversation_ids, ip: str | None = None) -> list[tupl
     if ip:
         headers.append((b"x-forwarded-for", ip.encode()))
     return headers
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """``TWIN_NO_SKIPS=1`` (CI): a skipped test fails, naming what the machine lacks. A test that
+    skips where a tool is missing would otherwise pass CI without ever running."""
+    outcome = yield
+    report = outcome.get_result()
+    if os.environ.get("TWIN_NO_SKIPS") == "1" and report.skipped and not hasattr(report, "wasxfail"):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        report.outcome = "failed"
+        report.longrepr = f"skipped, and TWIN_NO_SKIPS=1 forbids skips: {reason}"
