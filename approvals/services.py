@@ -1,9 +1,11 @@
 """Writes for the approval queue and the messages it lets through.
 
 Every read or decision is scoped to a conversation where the caller has one: an approval
-belongs to one thread. A decision is recorded in its transaction and the thread's resume is
-enqueued after commit; the sweeper (``approvals_sweep``, run by the worker) re-enqueues what a
-crash or a failure left behind, so every path is idempotent and re-checks the state first.
+belongs to one thread. A decision is recorded here in its transaction; the paused thread is
+chat's, so ``chat.decisions`` records it through ``approval_decision_record`` and enqueues the
+resume after commit. The worker's sweep (``chat.decisions.approvals_sweep``) re-enqueues what a
+crash or a failure left behind (``resumes_due_claim``, ``deliveries_sweep``), so every path is
+idempotent and re-checks the state first. Nothing here imports chat.
 """
 
 from __future__ import annotations
@@ -128,9 +130,10 @@ def _validated_edit(approval: PendingApproval, edits: dict) -> dict:
 
 
 @transaction.atomic
-def approval_decide(*, approval_id: int, decision: str, actor: str, reason: str = "",
+def approval_decision_record(*, approval_id: int, decision: str, actor: str, reason: str = "",
                     edits: dict | None = None, conversation_id: uuid.UUID | str | None = None) -> PendingApproval:
-    """Record the owner's decision: approve, edit (then approve) or reject (with a reason).
+    """Record the owner's decision: approve, edit (then approve), reject (with a reason) or expire.
+    Consoles call ``chat.decisions.approval_decide``, which calls this and resumes the thread.
 
     The row is locked: of two clicks, two tabs or two staff, one wins and the other gets
     AlreadyDecided. The thread's resume is chat's (``chat.decisions.approval_decide`` calls this

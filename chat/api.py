@@ -15,10 +15,18 @@ from django.http import StreamingHttpResponse
 from ninja import Router, Schema, Status
 from ninja.utils import check_csrf
 
-from chat.admission import SESSION_KEY, turn_admit, turn_events
+from chat.admission import SESSION_KEY, conversation_owned, turn_admit, turn_events
 from chat.embed import conversation_from_token
 from chat.models import Conversation
-from chat.services import TurnRejected, UnknownMessage, conversation_create, feedback_create, ip_hash
+from chat.services import (
+    FEEDBACK_COMMENT_CHARS,
+    CommentTooLong,
+    TurnRejected,
+    UnknownMessage,
+    conversation_create,
+    feedback_create,
+    ip_hash,
+)
 from chat.texts import language
 from chat.texts import text as say
 from chat.validation import question_problem
@@ -61,16 +69,19 @@ class FeedbackOut(Schema):
     id: int
 
 
-@router.post("/feedback", response={201: FeedbackOut, 200: FeedbackOut}, auth=VisitorSession())
+# The operation ids are those the API had before the endpoints moved here from twinsite/api.py.
+@router.post("/feedback", response={201: FeedbackOut, 200: FeedbackOut}, auth=VisitorSession(),
+             operation_id="twinsite_api_feedback_create")
 def feedback(request, payload: FeedbackIn) -> Status:
     """Rate an answer of your own conversation; rating it again replaces the first rating."""
-    if len(payload.comment) > 2000:
-        raise ApiError(422, "comment_too_long", "Comments are limited to 2000 characters.")
     try:
         item, created = feedback_create(conversation_id=request.twin_conversation, message_id=payload.message_id,
                                         rating=payload.rating, comment=payload.comment)
     except UnknownMessage:
         raise ApiError(404, "unknown_message", "No answer with this id in your conversation.") from None
+    except CommentTooLong:
+        raise ApiError(422, "comment_too_long",
+                       f"Comments are limited to {FEEDBACK_COMMENT_CHARS} characters.") from None
     return Status(201 if created else 200, {"id": item.pk})
 
 
@@ -93,7 +104,8 @@ async def chat_stream(request, payload: ChatIn):
         raise ApiError(422, problem[0], say(f"error.{problem[0]}", lang, max=settings.TWIN_MAX_QUESTION_CHARS))
     ip = client_ip_from_request(request)
     owned = await request.session.aget(SESSION_KEY)
-    if payload.conversation_id is not None and str(payload.conversation_id) != owned:
+    if payload.conversation_id is not None and not conversation_owned(payload.conversation_id,
+                                                                      session_conversation=owned):
         raise ApiError(403, "forbidden", say("error.forbidden", lang))
     conversation_id = owned
     if conversation_id is None or not await Conversation.objects.filter(pk=conversation_id).aexists():

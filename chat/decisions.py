@@ -1,6 +1,6 @@
 """The owner's decisions on contact requests, and the thread's resume they set off.
 
-Approvals owns the request and records the decision (``approvals.services.approval_decide``);
+Approvals owns the request and records the decision (``approvals.services.approval_decision_record``);
 chat owns the LangGraph thread the request paused. Every console decides here: the admin, the
 API, ``manage.py approvals`` and the digest link's page. The decision is recorded in its
 transaction and the resume enqueued after commit; ``approvals_sweep`` (run by the worker)
@@ -29,11 +29,12 @@ def _enqueue_resume(approval_id: int) -> None:
 @transaction.atomic
 def approval_decide(*, approval_id: int, decision: str, actor: str, reason: str = "",
                     edits: dict | None = None, conversation_id: uuid.UUID | str | None = None) -> PendingApproval:
-    """Decide (approve, edit, reject or expire; see ``approvals.services.approval_decide``) and
+    """Decide (approve, edit, reject or expire; see ``approvals.services.approval_decision_record``) and
     resume the paused thread once the decision is committed; if the enqueue fails, the sweep's
     safety net (``resume_next_at``) picks it up."""
-    approval = approval_services.approval_decide(approval_id=approval_id, decision=decision, actor=actor,
-                                                 reason=reason, edits=edits, conversation_id=conversation_id)
+    approval = approval_services.approval_decision_record(
+        approval_id=approval_id, decision=decision, actor=actor, reason=reason, edits=edits,
+        conversation_id=conversation_id)
     transaction.on_commit(lambda: _enqueue_resume(approval.pk), robust=True)
     return approval
 

@@ -142,7 +142,8 @@ def checkpoint_stats(*, conversation_ids: Iterable | None = None) -> CheckpointS
 
 def idle_conversations(*, before: dt.datetime):
     """Conversations without a message since ``before`` (a conversation without any: since it
-    was created). ``updated_at`` is no guide: turns update the row with ``QuerySet.update``."""
+    was created), read from the messages themselves: ``updated_at`` moves with the visitor's
+    questions only, not with the owner's resumed answers."""
     return Conversation.objects.alias(last=Coalesce(Max("messages__created_at"), "created_at")).filter(
         last__lt=before)
 

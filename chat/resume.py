@@ -83,6 +83,8 @@ async def approval_resume(*, approval_id: int, emit: Emit | None = None,
     if approval.status == PendingApproval.Status.PENDING:
         raise ResumeFailed(f"approval {approval_id} is not decided")
     conversation_id = approval.conversation_id
+    emit = emit or group_emitter(conversation_id)
+    provider = provider or get_provider()
     try:
         async with conversation_lock(conversation_id):
             approval = await database_sync_to_async(approval_selectors.approval_get)(approval_id=approval_id)
@@ -92,8 +94,7 @@ async def approval_resume(*, approval_id: int, emit: Emit | None = None,
                 await database_sync_to_async(approval_services.contact_message_create)(
                     conversation_id=conversation_id, call_id=approval.execution_call_id,
                     arguments=approval.final_arguments)
-            resume = _Resume(approval, await compiled_graph(), provider or get_provider(),
-                             emit or group_emitter(conversation_id))
+            resume = _Resume(approval, await compiled_graph(), provider, emit)
             return await _resume_locked(resume)
     except ConversationBusy:
         raise ResumeBusy(f"conversation {conversation_id} is busy; retried later") from None

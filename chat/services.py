@@ -37,6 +37,13 @@ class UnknownMessage(Exception):
     """No answer with this id in the visitor's conversation."""
 
 
+class CommentTooLong(ValueError):
+    """A feedback comment over ``FEEDBACK_COMMENT_CHARS``."""
+
+
+FEEDBACK_COMMENT_CHARS = 2000
+
+
 def ip_hash(ip: str) -> str:
     return hashlib.sha256(f"{settings.SECRET_KEY}:{ip}".encode()).hexdigest() if ip else ""
 
@@ -67,11 +74,14 @@ def message_create_user(*, conversation_id: uuid.UUID | str, text: str, lang: st
 def feedback_create(*, conversation_id: uuid.UUID | str | None, message_id: int, rating: int,
                     comment: str = "") -> tuple[Feedback, bool]:
     """Rate an answer of the visitor's own conversation; rating it again replaces the first
-    rating. Returns (feedback, created); raises UnknownMessage for another conversation's answer."""
+    rating. Returns (feedback, created); raises UnknownMessage for another conversation's answer
+    (checked first: nothing about a stranger's answer is told), CommentTooLong for a long comment."""
     message = Message.objects.filter(pk=message_id, role=Message.Role.ASSISTANT,
                                      conversation_id=conversation_id).first()
     if message is None:
         raise UnknownMessage(message_id)
+    if len(comment) > FEEDBACK_COMMENT_CHARS:
+        raise CommentTooLong(len(comment))
     return Feedback.objects.update_or_create(message=message, defaults={"rating": rating, "comment": comment})
 
 

@@ -16,12 +16,15 @@ from typing import Annotated, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from chat.agent.state import Outcome
+
 DATA = Path(__file__).resolve().parent / "data"
 GRAPH_SUITES = ("tools", "tasks", "answers")
 SUITES = (*GRAPH_SUITES, "guards")
 FILES = {suite: DATA / f"{suite}.yaml" for suite in SUITES}
 TOOL_CHOICES = ("search_knowledge", "check_availability", "draft_contact_message", "none")
-OUTCOMES = ("answered", "declined", "refused", "approval_pending")
+# The turn outcomes a case may expect (the graph's own list; errors and resumes are not cases).
+OUTCOMES = tuple(o.value for o in (Outcome.ANSWERED, Outcome.DECLINED, Outcome.REFUSED, Outcome.APPROVAL_PENDING))
 
 Text = Annotated[str, Field(min_length=1, max_length=2000)]
 # One expected phrase: a string, or a list of equivalent spellings of which one must appear

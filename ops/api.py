@@ -46,7 +46,8 @@ class HealthOut(Schema):
     budget: BudgetOut
 
 
-@router.get("/health", response={200: HealthOut, 503: HealthOut}, auth=None)
+@router.get("/health", response={200: HealthOut, 503: HealthOut}, auth=None,
+            operation_id="twinsite_api_health")  # its id from before it moved here
 def health(request) -> Status:
     """Database, checkpointer, provider configuration and today's budget; 503 when a turn cannot run."""
     report = health_report()

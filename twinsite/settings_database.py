@@ -41,7 +41,7 @@ def database_from_env() -> dict:
     fields = {"NAME": "dbname", "USER": "user", "PASSWORD": "password", "HOST": "host", "PORT": "port"}
     database = {key: str(params.pop(name, "")) for key, name in fields.items()}
     # The rest goes to psycopg as is, here and to the checkpointer's, lock and layer connections
-    # (chat.checkpoints.conninfo).
+    # (twinsite.db.conninfo).
     # Persistent connections, one per database thread (twinsite/db.py), checked before reuse.
     return database | {"ENGINE": "django.db.backends.postgresql", "CONN_HEALTH_CHECKS": True,
                        "CONN_MAX_AGE": env_int("TWIN_DB_CONN_MAX_AGE", 300, minimum=0),

@@ -11,6 +11,8 @@ judged by the same definition.
 from __future__ import annotations
 
 import asyncio
+import copy
+import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -66,7 +68,7 @@ class Tool:
 
     @property
     def parameters(self) -> dict:
-        return strict_schema(self.args_model)
+        return copy.deepcopy(strict_schema(self.args_model))  # cached; callers may not change it
 
     def schema(self) -> dict:
         return {
@@ -92,6 +94,9 @@ def _property(spec: dict) -> dict:
     a description; no titles, no length limits (not all providers accept them; pydantic
     enforces them when the arguments are parsed)."""
     variants = spec.get("anyOf") or [spec]
+    if any(v.get("type") not in _JSON_TYPES for v in variants):
+        # Objects, arrays and references would need their own strict form: say so at start-up.
+        raise TypeError(f"strict_schema supports scalar and nullable scalar fields, not {spec}")
     types = [_JSON_TYPES[v["type"]] for v in variants]
     shown: dict = {"type": types[0] if len(types) == 1 else types}
     if enum := next((v["enum"] for v in variants if "enum" in v), None):
@@ -101,6 +106,7 @@ def _property(spec: dict) -> dict:
     return shown
 
 
+@functools.cache
 def strict_schema(model: type[StrictArgs]) -> dict:
     """The JSON schema of a tool's arguments, generated from its pydantic model."""
     properties = {name: _property(spec) for name, spec in model.model_json_schema()["properties"].items()}
@@ -151,7 +157,7 @@ async def _contact(args: ContactArgs, ctx: ToolContext) -> dict:
     message = await database_sync_to_async(approval_services.contact_message_create)(
         conversation_id=ctx.conversation_id, call_id=ctx.tool_call_id, arguments=args.model_dump(),
     )
-    return {"status": ToolStatus.PASSED_ON, "message_id": message.pk,
+    return {"status": ToolStatus.PASSED_ON.value, "message_id": message.pk,
             "note": "The owner approved the message; it is delivered to the owner's inbox. Tell the visitor."}
 
 

@@ -22,7 +22,7 @@ from twinsite.db import database_sync_to_async
 # What a resume may answer the interrupt with (``chat.resume.resume_value``): an owner's edit
 # arrives as ``approve`` with the edited arguments; ``expire`` is the sweeper's answer when
 # nobody decided within TWIN_APPROVAL_TTL.
-DECISIONS = ("approve", "reject", "expire")
+RESUME_DECISIONS = ("approve", "reject", "expire")
 
 
 def unapproved_high_risk(state: AgentState) -> list[dict]:
@@ -102,10 +102,10 @@ async def request_approval(state: AgentState, runtime: Runtime[TurnContext]) -> 
         "tool_call_id": item["tool_call_id"],
         "approval_id": item["approval_id"],
         "arguments": item["arguments"],
-        "allowed_decisions": list(DECISIONS),
+        "allowed_decisions": list(RESUME_DECISIONS),
     })
     if not (isinstance(decision, dict) and decision.get("approval_id") == item["approval_id"]
-            and decision.get("decision") in DECISIONS):
+            and decision.get("decision") in RESUME_DECISIONS):
         # Fail closed: a resume value that does not decide this request never runs the tool.
         raise ValueError(f"resume value does not decide approval {item['approval_id']}")
     messages = state.get("messages") or []
