@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from benchmarks.scratch import drop, scratch_url
+from twinsite.scratch import drop, scratch_url
 
 if TYPE_CHECKING:
     from knowledge.embedders import Embedder

@@ -35,8 +35,8 @@ import psycopg
 import websockets
 
 from benchmarks.load_report import Result, Sample, summary, table
-from benchmarks.scratch import drop, scratch_url
 from tests.fakes.openai_server import FakeOpenAI, Reply, sse_text
+from twinsite.scratch import drop, scratch_url
 
 ROOT = Path(__file__).resolve().parent.parent
 ANSWER_WORDS = ("Mira built the capacity-planning API at Railfleet in Python and PostgreSQL , handling "

@@ -32,6 +32,10 @@ TEXTS = {
                        "or ask me to pass a message to {owner}."),
     # the offline provider's framing
     "offline.found": _("Here is what {owner}'s knowledge base says:"),
+    "offline.overview.project": _("These are {owner}'s projects in the knowledge base:"),
+    "offline.overview.article": _("These are {owner}'s articles in the knowledge base:"),
+    "offline.in_dutch": _("(in Dutch)"),
+    "offline.in_english": _("(in English)"),
     "offline.decline": _("I can't find that in {owner}'s knowledge base, so I won't guess. "
                          "You can ask me to pass a message to {owner} instead."),
     "offline.tool_error": _("Something went wrong while looking that up, so I won't guess. Please try again."),

@@ -95,10 +95,23 @@ class TaskCase(_Case):
 
 class AnswerCase(_Case):
     """A factual question: ``fact`` (one of its spellings) must be in the answer and one of
-    ``docs`` cited."""
+    ``docs`` cited. ``cross``: the fact is stated only in the other language than the question's.
+    ``decline``: no document states what is asked (or only a private one): the twin must decline;
+    ``not_contains``: phrases that must not be in the answer (a private note's facts)."""
 
-    fact: Alternatives
-    docs: list[Text] = Field(min_length=1)
+    fact: Alternatives | None = None
+    docs: list[Text] = []
+    cross: bool = False
+    decline: bool = False
+    not_contains: list[Text] = []
+
+    @model_validator(mode="after")
+    def _fact_or_decline(self) -> AnswerCase:
+        if self.decline and (self.fact is not None or self.docs):
+            raise ValueError("a decline case has no fact and no docs")
+        if not self.decline and (self.fact is None or not self.docs):
+            raise ValueError("an answer case needs a fact and the docs that may be cited (or decline: true)")
+        return self
 
 
 class GuardCase(_Strict):

@@ -127,11 +127,18 @@ def _approval_failures(expected, drafted: dict | None) -> list[str]:
 
 def grade_answer(case: AnswerCase, obs: Observation, known_titles: set[str]) -> Grade:
     failures = _common(obs, known_titles)
-    if not contains(obs.answer, case.fact):
-        failures.append(f"missing {_label(case.fact)!r}")
-    if not set(case.docs) & set(obs.citations):
-        failures.append(f"cites {', '.join(obs.citations) or 'nothing'}")
-    return Grade(passed=not failures, expected=f"{_label(case.fact)} [{' | '.join(case.docs)}]",
+    failures += [f"says {phrase!r}" for phrase in case.not_contains if contains(obs.answer, phrase)]
+    if case.decline:
+        if obs.outcome != "declined":
+            failures.append(f"{obs.outcome}, not declined")
+        expected = "declined" + (f", never {', '.join(case.not_contains)}" if case.not_contains else "")
+    else:
+        if not contains(obs.answer, case.fact):
+            failures.append(f"missing {_label(case.fact)!r}")
+        if not set(case.docs) & set(obs.citations):
+            failures.append(f"cites {', '.join(obs.citations) or 'nothing'}")
+        expected = f"{_label(case.fact)} [{' | '.join(case.docs)}]"
+    return Grade(passed=not failures, expected=expected,
                  got=obs.outcome + (f" ({'; '.join(failures)})" if failures else ""), failures=failures)
 
 

@@ -78,6 +78,12 @@ class SuiteResult:
             benign = [r for r in self.results if not r.case.block]
             metrics["detected"] = f"{sum(r.grade.passed for r in attacks)}/{len(attacks)}"
             metrics["false_positives"] = f"{sum(not r.grade.passed for r in benign)}/{len(benign)}"
+        if self.suite == "answers":
+            # cross-lingual (the fact only in the other language) and declines, each counted apart
+            for kind in ("cross", "decline"):
+                chosen = [r.grade.passed for r in self.results if getattr(r.case, kind, False)]
+                if chosen:
+                    metrics[kind] = f"{sum(chosen)}/{len(chosen)}"
         if self.suite == "tasks":
             metrics["outcomes"] = _count(r.observation.outcome for r in self.results if r.observation)
         return metrics

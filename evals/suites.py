@@ -151,6 +151,9 @@ def run_report(result: SuiteResult, run: EvalRun) -> list[str]:
     extra = ""
     if result.suite == "guards":
         extra = f"; detected {metrics['detected']}, false positives {metrics['false_positives']}"
+    elif result.suite == "answers":
+        extra = "".join(f"; {label} {metrics[key]}" for key, label in (("cross", "cross-lingual"),
+                                                                        ("decline", "declines")) if key in metrics)
     lines.append(
         f"{result.suite}: {result.passed_count}/{len(result.results)} = {result.score:.3f} "
         f"(threshold {dataset.threshold:.2f}) {'PASS' if result.passed else 'FAIL'}; by language: {langs}{extra}; "

@@ -54,7 +54,9 @@ def knowledge_version() -> str:
 
 def _block(doc: Document) -> str:
     source = f"source: {doc.title}" + (f" ({doc.url})" if doc.url else "")
-    return f"# {doc.title}\n[{source}]\n\n{doc.body.strip()}\n"
+    # what kind of document, in which language: a model (and the offline twin) can then list the
+    # owner's projects or answer from the Dutch page in English, saying so
+    return f"# {doc.title}\n[{source}]\n[kind: {doc.kind}; language: {doc.lang}]\n\n{doc.body.strip()}\n"
 
 
 def _order(doc: Document) -> tuple:
@@ -110,7 +112,7 @@ def knowledge_prefix() -> tuple[str, str]:
         cached = _cache.get(key)
     if cached is not None:
         return cached
-    documents = list(Document.objects.only("title", "kind", "url", "body", "path"))
+    documents = list(Document.objects.only("title", "kind", "lang", "url", "body", "path"))
     total = bound_tokens("\n".join(_block(doc) for doc in documents))
     text = build_prefix(documents, bound, retrieval_counts() if total > bound else {})
     result = (text, sha256(text))

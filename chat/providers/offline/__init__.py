@@ -13,13 +13,15 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from chat.agent.tools import ToolStatus
 from chat.citations import cite
 from chat.providers.base import ChatRequest, ChatResult, OnToken, ToolCall, Usage
+from chat.providers.offline import library
 from chat.providers.offline.extract import Passage, choose
 from chat.providers.offline.intents import IntentReader, Plan
+from chat.providers.offline.overview import asks_profile, overview_kind
 from chat.texts import text as say
 from knowledge import topics
 from knowledge.language import detect_language
@@ -60,7 +62,7 @@ class OfflineProvider:
                     usage=Usage(input_tokens=prompt_tokens,
                                 output_tokens=sum(approx_tokens(c.arguments) for c in calls)),
                 )
-        text = self._compose(plan, turn)
+        text = self._compose(plan, turn, library.documents(request.messages))
         for piece in re.findall(r"\S+\s*", text):
             on_token(piece)
         return ChatResult(
@@ -94,7 +96,23 @@ class OfflineProvider:
                 not in names]
         return " ".join(kept) if topics.content_words(" ".join(kept)) else question.strip()
 
-    def _compose(self, plan: Plan, turn: _Turn) -> str:
+    def _from_library(self, question: str, docs: list[library.Document], lang: str) -> str:
+        """The answer to a question about a kind of document ("Which projects has she done?": each
+        one's title and opening line, cited) or about the owner in general (the profile), from the
+        knowledge base in the prompt; "" for any other question."""
+        kind = overview_kind(question, self.owner)
+        listed = library.of_kind(docs, kind, lang) if kind else []
+        if listed:
+            lines = [f"- **{d.title}** {_language_marker(d.lang, lang)}{' '.join(d.opening())} {cite(d.title)}"
+                     for d in listed]
+            return say(f"offline.overview.{kind}", lang, owner=self.owner) + "\n\n" + "\n".join(lines)
+        profile = library.profile(docs, lang) if asks_profile(question, self.owner) else None
+        if profile is None or not profile.opening():
+            return ""
+        return (f"{say('offline.found', lang, owner=self.owner)} {_language_marker(profile.lang, lang)}"
+                f"{' '.join(profile.opening(2))} {cite(profile.title)}")
+
+    def _compose(self, plan: Plan, turn: _Turn, docs: list[library.Document]) -> str:
         lang = detect_language(turn.question)
 
         def words(key: str) -> str:
@@ -103,6 +121,9 @@ class OfflineProvider:
         if plan.refused:
             return words("refuse.injection")
         parts: list[str] = []
+        if plan.question and turn.results and (whole := self._from_library(plan.question, docs, lang)):
+            parts.append(whole)
+            plan = replace(plan, question="")  # answered; a contact request in the same turn still is
         looked_up = [(name, result) for name, result in turn.results if name in _LOOKUPS]
         passages: list[Passage] = []
         failed = False
@@ -118,10 +139,13 @@ class OfflineProvider:
             question = plan.question or turn.question
             if plan.context:  # what "it" is: the earlier question's words, without its question words
                 question = f"{question} ({' '.join(topics.content_words(plan.context))})"
-            quotes = choose(question, passages, lang=lang, owner=self.owner, limit=self.max_quotes)
+            quotes = choose(question, passages, lang=lang, owner=self.owner, limit=self.max_quotes) \
+                if plan.question or not parts else []
+            languages = {d.title: d.lang for d in docs}
             if quotes:
                 parts.append(words("offline.found"))
-                parts.extend(f"{' '.join(q.sentences)} {cite(q.title)}" for q in quotes)
+                parts.extend(f"{_language_marker(languages.get(q.title), lang)}{' '.join(q.sentences)} {cite(q.title)}"
+                             for q in quotes)
             elif plan.question:
                 parts.append(words("offline.tool_error" if failed and not passages else "offline.decline"))
         elif not turn.results and not plan.ask_details:
@@ -132,6 +156,13 @@ class OfflineProvider:
         if plan.ask_details:
             parts.append(words("offline.contact_ask"))
         return " ".join(parts)
+
+
+def _language_marker(source: str | None, lang: str) -> str:
+    """"(in Dutch) " before a quote in another language than the visitor's (said in theirs)."""
+    if source in (None, lang) or source not in ("en", "nl"):
+        return ""
+    return say(f"offline.in_{'dutch' if source == 'nl' else 'english'}", lang) + " "
 
 
 def _call(name: str, arguments: dict) -> ToolCall:

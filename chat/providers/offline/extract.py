@@ -86,7 +86,7 @@ _GENERAL_WORDS = _WEAK_WORDS | frozenset(
     "gedaan geeft geven gaf heeft hebben doet doen deed gaat jaar jaren".split()
 )
 # A sentence that speaks of the document itself rather than of the owner.
-_META = re.compile(r"\b(?:this|these) (?:cv|page|pages|document|article|overview|section|site)\b|\ban overview of\b|"
+META = re.compile(r"\b(?:this|these) (?:cv|page|pages|document|article|overview|section|site)\b|\ban overview of\b|"
                    r"\ban article by\b|\bdeze (?:pagina|tekst|cv|sectie)\b|\been overzicht van\b|"
                    r"\bin het (?:nederlands|engels)\b", re.IGNORECASE)
 _ANSWER_TYPE = re.compile(r"\b(?:which|what|welke?|wat voor(?: een)?)\s+(?!(?:is|are|was|were|does|did|do|has|have|"
@@ -263,7 +263,7 @@ def _score_passage(asks: _Question, ctx: _Context) -> list[_Scored]:
                  + 0.5 * len(covers & asks.names)  # the passage holds the name; this sentence says it
                  + (0.75 if related else 0.0) + (1.5 if evidence else 0.0) + ctx.bonus)
         related = related or bool(covers & asks.triggers)
-        if _META.search(sentence):
+        if META.search(sentence):
             score -= 2.0  # a sentence about the document itself ("This CV lists ...") answers nothing
         elif i == 0 and not ctx.passage.heading and not asks.defines:
             score -= 0.75  # a document's opening sentence introduces the document

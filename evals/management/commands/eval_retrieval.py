@@ -3,9 +3,10 @@ from __future__ import annotations
 import sys
 
 from django.conf import settings
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
+from evals.owners import OwnerError, owner_active, owner_get, owner_run
 from evals.retrieval import eval_run_record, evaluate, load_questions, relevance_gate
 from knowledge.embedders import get_embedders
 
@@ -15,11 +16,25 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--misses", action="store_true", help="list the hybrid misses (rank > 3)")
+        parser.add_argument("--owner", help="measure this owner's questions on its own knowledge (evals/owners/<key>/, "
+                                            "or 'sample'), in a scratch database of its own")
 
     def handle(self, *args, **options) -> None:
+        questions_path = None
+        if options.get("owner"):
+            try:
+                owner = owner_get(options["owner"])
+                if not owner_active(owner):
+                    command = ["eval_retrieval", "--owner", owner.key] + (["--misses"] if options["misses"] else [])
+                    if status := owner_run(owner, command):
+                        sys.exit(status)
+                    return
+            except OwnerError as exc:
+                raise CommandError(str(exc)) from exc
+            questions_path = owner.retrieval
         started = timezone.now()
         embedders = get_embedders()
-        questions = load_questions()
+        questions = load_questions(questions_path) if questions_path else load_questions()
         metrics, detail = evaluate(embedders, questions)
         self.stdout.write(f"retrieval eval: {len(questions)} questions; embedders: "
                           f"{', '.join(e.name for e in embedders)}")

@@ -7,6 +7,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from evals import datasets
+from evals.owners import SAMPLE, OwnerError, owner_active, owner_get, owner_run
 from evals.suites import EvalsError, run_report, suites_run
 
 
@@ -22,9 +23,16 @@ class Command(BaseCommand):
                             help="drop every Nth provider HTTP request (retries must absorb it)")
         parser.add_argument("--dataset", type=Path, help="run this file instead of evals/data/<suite>.yaml "
                                                          "(one suite only)")
+        parser.add_argument("--owner", help="run for this owner (evals/owners/<key>/, or 'sample') in a scratch "
+                                            "database of its own; another owner than the sample runs its answers")
 
     def handle(self, *args, suite: str, provider: str | None, fault_drop_every: int, dataset: Path | None,
-               **options) -> None:
+               owner: str | None = None, **options) -> None:
+        if owner is not None:
+            here = self._for_owner(owner, suite, dataset, provider, options["verbosity"])
+            if here is None:
+                return  # it ran in the owner's own process
+            suite, dataset = here
         self._progress_line = ""
         try:
             runs = suites_run(suite=suite, provider=provider, fault_drop_every=fault_drop_every, dataset=dataset,
@@ -40,6 +48,32 @@ class Command(BaseCommand):
         failed = [r.suite for r, _ in runs if not r.passed]
         if failed:
             raise CommandError(f"below threshold: {', '.join(failed)}", returncode=1)
+
+    def _for_owner(self, key: str, suite: str, dataset: Path | None, provider: str | None,
+                   verbosity: int) -> tuple[str, Path | None] | None:
+        """The suite and dataset to run here when this process serves the owner; otherwise the
+        same command runs in the owner's scratch database and this one ends with its status."""
+        try:
+            owner = owner_get(key)
+        except OwnerError as exc:
+            raise CommandError(str(exc)) from exc
+        if key != SAMPLE:
+            # The other suites are written for the sample's knowledge: another owner has answers.
+            if suite not in ("all", "answers"):
+                raise CommandError(f"owner {key} has the answers suite only")
+            suite, dataset = "answers", dataset or owner.answers
+        if owner_active(owner):
+            return suite, dataset
+        command = ["run_evals", "--owner", key, "--suite", suite, "-v", str(verbosity)]
+        command += ["--provider", provider] if provider else []
+        command += ["--dataset", str(dataset)] if dataset else []
+        try:
+            status = owner_run(owner, command)
+        except OwnerError as exc:
+            raise CommandError(str(exc)) from exc
+        if status:
+            raise CommandError(f"owner {key}: run_evals exited {status}", returncode=status)
+        return None
 
     def _progress(self, suite: str, done: int, total: int, case_id: str) -> None:
         if not self.stderr.isatty():

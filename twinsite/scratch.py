@@ -1,4 +1,5 @@
-"""A scratch database beside the configured one, for a benchmark (``<name>_<suffix>``)."""
+"""A scratch database beside the configured one (``<name>_<suffix>``): benchmarks, and evals of
+another owner's knowledge (``evals.owners``)."""
 
 from __future__ import annotations
 

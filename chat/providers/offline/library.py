@@ -1,0 +1,55 @@
+"""The knowledge base as the offline twin reads it: from the system prompt, like a hosted model.
+
+The prompt carries the owner's public documents (``knowledge.prefix``): each as ``# Title``, its
+``[source: ...]`` line, a ``[kind: ...; language: ...]`` line and the body. The offline twin uses
+this to answer the questions a search cannot: "What does she do?" (the profile) and "Which
+projects has she done?" (every document of a kind, one line each).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from chat.providers.offline.extract import META, split_sentences
+
+_BLOCK = re.compile(r"^# (?P<title>[^\n]+)\n\[source: [^\n]*\]\n\[kind: (?P<kind>\w+); language: (?P<lang>\w+)\]\n"
+                    r"(?P<body>.*?)(?=^# |\Z)", re.MULTILINE | re.DOTALL)
+_HEADING = re.compile(r"^#{1,6}\s.*$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Document:
+    title: str
+    kind: str
+    lang: str
+    body: str
+
+    def opening(self, limit: int = 1) -> list[str]:
+        """The first sentences of the text before the first heading (else of the body)."""
+        intro = _HEADING.split(self.body, maxsplit=1)[0].strip() or _HEADING.sub("", self.body)
+        # a sentence about the page itself ("This page sums up ...") says nothing of the owner
+        return [s for s in split_sentences(intro) if not META.search(s)][:limit]
+
+
+def documents(messages: list[dict]) -> list[Document]:
+    """The documents in the request's system prompt, in its order (empty when it has none)."""
+    system = next((str(m.get("content") or "") for m in messages if m.get("role") == "system"), "")
+    return [Document(m["title"].strip(), m["kind"], m["lang"], m["body"].strip()) for m in _BLOCK.finditer(system)]
+
+
+def of_kind(docs: list[Document], kind: str, lang: str) -> list[Document]:
+    """The documents of a kind; of two in different languages with the same kind and opening
+    facts, the visitor's language first (both are listed: they may differ)."""
+    chosen = [d for d in docs if d.kind == kind]
+    return sorted(chosen, key=lambda d: d.lang != lang)
+
+
+def profile(docs: list[Document], lang: str) -> Document | None:
+    """The owner's profile: the about page in the visitor's language, else any about page, else
+    the CV."""
+    for kind in ("about", "cv"):
+        found = of_kind(docs, kind, lang)
+        if found:
+            return found[0]
+    return None

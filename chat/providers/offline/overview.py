@@ -1,0 +1,61 @@
+"""Questions a single passage cannot answer: the owner's profile, and an overview of a kind of
+document. Read from the words a visitor of any owner uses, never from the owner's material.
+
+"What does she do?", "What kind of work does Noor do?", "Wat voor werk doe je?" ask for the
+profile: nothing is left of them but the owner, general verbs and words for work. "Which
+projects has he done?", "What has she written?", "Welke projecten heeft ze gedaan?" ask for every
+document of a kind: nothing is left but the kind's words.
+"""
+
+from __future__ import annotations
+
+import re
+
+from chat.providers.offline.extract import question_kind
+from knowledge import topics
+
+# What visitors call each kind of document that comes in numbers (a site has one CV, one about
+# page, but many projects and articles).
+KIND_WORDS: dict[str, frozenset[str]] = {
+    "project": frozenset("project projects projecten portfolio built build made gebouwd gemaakt bouwde maakte "
+                         "worked".split()),
+    "article": frozenset("article articles artikel artikelen blog blogs post posts essay essays writing writings "
+                         "written wrote write publications publication published publicaties gepubliceerd "
+                         "geschreven schreef schrijft".split()),
+}
+# Words that leave a question as general as it was: verbs of having and doing, the owner, and
+# ways to ask for a list.
+_GENERAL = frozenset(
+    "done do does did doing gedaan doe doet deed has have had heeft hebben list lijst overview overzicht "
+    "all alle some any examples voorbeelden other andere recent recente recently onlangs owner eigenaar "
+    "on aan tell vertel show toon give geef".split()
+)
+_PROFILE_WORDS = frozenset(
+    "work works job jobs kind sort type profession occupation role field werk werkt baan beroep soort vak "
+    "functie rol doing doe doet does do did living leven".split()
+)
+_ASKS = re.compile(r"^\s*(?:what|who|which|tell|wat|wie|welke?|vertel)\b", re.IGNORECASE)
+
+
+def _rest(question: str, owner: str) -> set[str]:
+    owner_words = set(topics.words(owner))
+    return {w for w in topics.content_words(question) if w not in owner_words}
+
+
+def overview_kind(question: str, owner: str) -> str | None:
+    """``project`` or ``article`` when the question asks for all documents of that kind."""
+    if not _ASKS.search(question):
+        return None
+    rest = _rest(question, owner) - _GENERAL
+    for kind, words in KIND_WORDS.items():
+        if rest and rest <= words:
+            return kind
+    return None
+
+
+def asks_profile(question: str, owner: str) -> bool:
+    """A question about what the owner does or who the owner is, in general."""
+    # "Who is Noor?" asks for the profile too; "where", "when", "how many" ask for one fact
+    if not _ASKS.search(question) or question_kind(question) not in (None, "who"):
+        return False
+    return not (_rest(question, owner) - _GENERAL - _PROFILE_WORDS)

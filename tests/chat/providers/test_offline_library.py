@@ -1,0 +1,112 @@
+"""The offline twin answers what one passage cannot, from the knowledge base in its prompt: the
+owner's profile, and every document of a kind (no database: the prompt is built here)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from chat.providers.base import ChatRequest
+from chat.providers.offline import OfflineProvider
+from chat.providers.offline.library import documents
+from chat.providers.offline.overview import asks_profile, overview_kind
+
+OWNER = "Lot Brouwer"
+PROMPT = """You are the digital twin of Lot Brouwer.
+
+Knowledge base:
+
+# Over Lot
+[source: Over Lot (/over/)]
+[kind: about; language: nl]
+
+Lot Brouwer ontwerpt geluidsinstallaties voor theaters. Deze pagina vat samen wie ze is.
+
+## Werk
+Ze werkt vanuit Zwolle.
+
+# About Lot
+[source: About Lot (/about/)]
+[kind: about; language: en]
+
+Lot Brouwer designs sound systems for theatres and concert halls.
+
+# Theatre De Kroon
+[source: Theatre De Kroon (/work/kroon/)]
+[kind: project; language: en]
+
+A new sound system for a 600-seat theatre, installed in six weeks.
+
+# Zaal Noord
+[source: Zaal Noord (/werk/noord/)]
+[kind: project; language: nl]
+
+Een akoestische renovatie van een concertzaal uit 1930.
+
+# Not in this prompt
+These documents are not shown here:
+- Old notes
+"""
+
+
+def test_the_documents_are_read_from_the_prompt_with_kind_and_language():
+    docs = documents([{"role": "system", "content": PROMPT}])
+    assert [(d.title, d.kind, d.lang) for d in docs] == [
+        ("Over Lot", "about", "nl"), ("About Lot", "about", "en"), ("Theatre De Kroon", "project", "en"),
+        ("Zaal Noord", "project", "nl")]
+    # the opening leaves out a sentence about the page itself
+    assert docs[0].opening(2) == ["Lot Brouwer ontwerpt geluidsinstallaties voor theaters."]
+
+
+@pytest.mark.parametrize(("question", "kind"), [
+    ("Which projects has she done?", "project"), ("What has Lot built?", "project"),
+    ("Welke projecten heeft ze gedaan?", "project"), ("Which articles has she written?", "article"),
+    ("Wat heeft ze geschreven?", "article"),
+    ("Which projects used Dante networking?", None), ("What has she written about acoustics?", None),
+    ("Where does she live?", None),
+])
+def test_an_overview_is_asked_with_nothing_but_the_kind(question, kind):
+    assert overview_kind(question, OWNER) == kind
+
+
+@pytest.mark.parametrize(("question", "profile"), [
+    ("What kind of work does Lot do?", True), ("What does the owner do?", True), ("Wat voor werk doe je?", True),
+    ("Who is Lot Brouwer?", True), ("Wat doet ze?", True),
+    ("What does she do in her spare time?", False), ("Where does she work?", False),
+    ("When did she start?", False),
+])
+def test_a_profile_question_names_nothing_but_the_owner_and_work(question, profile):
+    assert asks_profile(question, OWNER) is profile
+
+
+async def answer(question: str) -> str:
+    messages = [
+        {"role": "system", "content": PROMPT}, {"role": "user", "content": question},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {
+            "name": "search_knowledge", "arguments": json.dumps({"query": question})}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": json.dumps({"results": []})},
+    ]
+    tokens: list[str] = []
+    await OfflineProvider(owner=OWNER).complete(ChatRequest(messages=messages), tokens.append)
+    return "".join(tokens)
+
+
+async def test_an_overview_lists_each_document_of_the_kind_cited_saying_which_are_in_another_language():
+    text = await answer("Which projects has Lot done?")
+    assert "- **Theatre De Kroon** A new sound system for a 600-seat theatre" in text
+    assert "[source: Theatre De Kroon]" in text and "[source: Zaal Noord]" in text
+    assert "- **Zaal Noord** (in Dutch) Een akoestische renovatie" in text
+    assert text.index("Theatre De Kroon") < text.index("Zaal Noord")  # the visitor's language first
+
+
+async def test_a_profile_question_is_answered_from_the_about_page_in_the_visitors_language():
+    assert "Lot Brouwer designs sound systems for theatres and concert halls. [source: About Lot]" in await answer(
+        "What kind of work does Lot do?")
+    dutch = await answer("Wat voor werk doet Lot?")
+    assert "Lot Brouwer ontwerpt geluidsinstallaties voor theaters. [source: Over Lot]" in dutch
+    assert "Deze pagina" not in dutch
+
+
+async def test_a_question_the_library_does_not_answer_is_declined_as_before():
+    assert "I can't find that" in await answer("Which projects used Dante networking?")
