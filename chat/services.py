@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from chat.models import AgentTrace, Conversation, Feedback, Message, PromptSnapshot
 from chat.texts import text as say
+from guards.rules import mask_sensitive
 
 
 class TurnRejected(Exception):
@@ -82,7 +83,9 @@ def feedback_create(*, conversation_id: uuid.UUID | str | None, message_id: int,
         raise UnknownMessage(message_id)
     if len(comment) > FEEDBACK_COMMENT_CHARS:
         raise CommentTooLong(len(comment))
-    return Feedback.objects.update_or_create(message=message, defaults={"rating": rating, "comment": comment})
+    # stored (and e-mailed in the owner's digest) with card and account numbers masked
+    return Feedback.objects.update_or_create(message=message, defaults={"rating": rating,
+                                                                        "comment": mask_sensitive(comment)})
 
 
 @transaction.atomic

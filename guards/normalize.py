@@ -3,7 +3,10 @@
 Every step is a single pass over the text (linear time): Unicode compatibility folding,
 zero-width and other format characters removed, look-alike letters mapped to Latin, accents
 dropped, case folded, letters spaced or punctuated apart joined again, and leetspeak decoded.
-Hidden payloads are decoded too: base64 runs and the text reversed. The rules run on every view.
+Hidden payloads are decoded too: base64 runs, the text reversed, and text smuggled in invisible
+characters (Unicode tag characters, which spell ASCII, and variation selectors, which carry a
+byte each). The rules run on every view; ``guards.numbers.clean`` removes the invisible
+characters from what is stored and sent to the model.
 """
 
 from __future__ import annotations
@@ -83,9 +86,27 @@ def _decoded_base64(text: str) -> list[str]:
     return out
 
 
+_TAGS = re.compile("[\U000e0020-\U000e007e]+")
+_SELECTOR_RUN = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]{4,}")
+
+
+def _smuggled(text: str) -> list[str]:
+    """Text hidden in invisible characters: tag characters (U+E0020-E007E spell ASCII) and runs of
+    variation selectors (U+FE00-FE0F are the bytes 0-15, U+E0100-E01EF the bytes 16-255)."""
+    if text.isascii():
+        return []
+    found = ["".join(chr(ord(ch) - 0xE0000) for ch in run) for run in _TAGS.findall(text)]
+    for run in _SELECTOR_RUN.findall(text):
+        data = bytes(ord(ch) - 0xFE00 if ord(ch) <= 0xFE0F else ord(ch) - 0xE0100 + 16 for ch in run)
+        decoded = data.decode("utf-8", errors="ignore")
+        if sum(ch.isalpha() or ch == " " for ch in decoded) >= 0.8 * max(len(decoded), 1):
+            found.append(decoded)
+    return found
+
+
 @dataclass(frozen=True)
 class View:
-    name: str  # plain, lines, joined, leet, base64, squashed, reversed
+    name: str  # plain, lines, joined, leet, base64, smuggled, squashed, reversed
     text: str
 
 
@@ -99,6 +120,7 @@ def views(text: str) -> list[View]:
                   View("joined", _SPACE.sub(" ", _join_spaced(spaced)).strip()),
                   View("leet", _SPACE.sub(" ", _join_spaced(_deleet(spaced))).strip())]
     candidates += [View("base64", fold(decoded)) for decoded in _decoded_base64(text)]
+    candidates += [View("smuggled", fold(hidden)) for hidden in _smuggled(text)]
     # every separator gone: "i.g.n.o.r.e a.l.l" becomes "ignoreall"; only compact rules look here
     candidates.append(View("squashed", re.sub(r"[^a-z]", "", _deleet(plain))))
     candidates.append(View("reversed", plain[::-1]))

@@ -2,8 +2,10 @@
 registry's format, by python-stdnum) and bare bank account numbers written with bank context.
 
 Never phone numbers, dates, KvK, BTW, order, invoice or version numbers: a card needs 13-19
-digits in one run (spaces or dashes between groups), a known issuer prefix and the Luhn check;
-an account number needs a bank word next to it.
+digits in one run, a known issuer prefix and the Luhn check; an account number needs a bank word
+next to it. The groups may be written apart in any way a visitor does: spaces, tabs, dots,
+commas, dashes, slashes, underscores or one group per line (``5500,0055,5555,5559``), and in
+full-width digits (folded by ``clean`` first).
 """
 
 from __future__ import annotations
@@ -17,12 +19,14 @@ from stdnum.exceptions import ValidationError
 
 from guards.normalize import without_category
 
-# Digits with up to three separators between them (spaces, tabs, dots, dashes, slashes…).
-_SEP = r"[ \t.\-\u2010-\u2015/_]"
+# Digits with up to three separators between them (spaces, tabs, newlines, dots, commas, dashes,
+# slashes…): the checksum and the issuer prefix, not the spelling, tell a card from other digits.
+_SEP = r"[\s.,\-\u2010-\u2015/_]"
 _CARD_CANDIDATE = re.compile(rf"(?<![\w.,/-])\d(?:{_SEP}{{0,3}}\d){{12,18}}(?![\w/-]|[.,]\d)")
 # Compact, or in the printed groups of four (the last group shorter).
 _IBAN_CANDIDATE = re.compile(
-    r"\b[A-Z]{2}\d{2}(?:[A-Z0-9]{11,30}|(?:[ .\-]?[A-Z0-9]{4}){2,7}(?:[ .\-]?[A-Z0-9]{1,3})?)\b", re.IGNORECASE)
+    r"\b[A-Z]{2}\d{2}(?:[A-Z0-9]{11,30}|(?:[\s.,\-/]{0,2}[A-Z0-9]{4}){2,7}(?:[\s.,\-/]{0,2}[A-Z0-9]{1,3})?)\b",
+    re.IGNORECASE)
 # Explicit account words only: "account manager" or a bank's name next to a number is not enough.
 _BANK_WORDS = (r"(?:rekening(?:nummer)?|bankrekening(?:nummer)?|account\s+(?:number|no\.?|nr\.?)|bank\s*account|"
                r"acct\.?\s*(?:no\.?|nr\.?)?|konto(?:nummer)?|bankkonto|rek\.?\s*nr\.?|iban)")
@@ -48,7 +52,7 @@ def iban_valid(candidate: str) -> bool:
     """Registry length and format of the country, and mod 97 (not the national check digits,
     which some published example IBANs do not carry)."""
     try:
-        stdnum_iban.validate(re.sub(r"\s", "", candidate), check_country=False)
+        stdnum_iban.validate(re.sub(r"[\s.,\-/]", "", candidate), check_country=False)
     except ValidationError:
         return False
     return True
@@ -72,15 +76,21 @@ def find_account_numbers(text: str) -> list[str]:
 
 
 _ODD_SPACE = re.compile(r"[^\S\n\t ]")  # whitespace other than newline, tab and the plain space
+# Variation selectors (U+FE00-FE0F, U+E0100-E01EF) change nothing a reader sees and can carry a
+# hidden payload a byte each; tag characters (U+E0000-E007F, format characters) are removed with
+# the rest of their category. Neither reaches a table or the model (guards.normalize decodes both
+# for the screen).
+_SELECTORS = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]")
 
 
 def clean(text: str) -> str:
     """Compatibility-folded (full-width digits become plain ones), format characters (zero-width,
-    soft hyphens) removed, exotic spaces made plain: what is stored is what was screened."""
+    soft hyphens, tag characters) and variation selectors removed, exotic spaces made plain: what
+    is stored and what the model reads is what was screened."""
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text)
         # only the non-ASCII characters need looking at: one regex pass, not a call per character
-        text = without_category(text, "Cf")
+        text = _SELECTORS.sub("", without_category(text, "Cf"))
     return _ODD_SPACE.sub(" ", text)
 
 

@@ -31,8 +31,12 @@ async def guard_input(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
         return reset | {"guard": {"guard": "budget", "rule": "daily_limit"}}
     ctx = runtime.context
     typed = ctx.raw_question or question
-    # Patterns and checksums: a few milliseconds on long input, so off the event loop.
+    # Patterns and checksums: a few milliseconds on long input, so off the event loop. Then the
+    # visitor's last messages together: an instruction split in halves passes each alone.
     verdict = await asyncio.to_thread(guard_rules.screen, typed)
+    if verdict is None:
+        earlier = [str(m.get("content") or "") for m in messages[:turn_start] if m.get("role") == "user"]
+        verdict = await asyncio.to_thread(guard_rules.screen_turns, [*earlier[-2:], typed])
     if verdict is None and typed.strip():
         embedders = get_embedders()
         # The screen needs the primary model's vector only; the others are computed by the search
