@@ -100,7 +100,7 @@ class AnswerCase(_Case):
     ``not_contains``: phrases that must not be in the answer (a private note's facts)."""
 
     fact: Alternatives | None = None
-    docs: list[Text] = []
+    docs: list[Text] = Field(default=[], min_length=1)  # omitted (not empty) in a decline case
     cross: bool = False
     decline: bool = False
     not_contains: list[Text] = []

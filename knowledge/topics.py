@@ -95,7 +95,9 @@ ENGLISH_STOP_WORDS = frozenset(
     "i you he she it we they me him her his its our their my your this that these those there here what "
     "which who whom whose where when why how not no yes also too very much many more most some any all "
     "behind between within during through across against among around via per than "
-    "if then so because while whether just only please again even really".split()
+    "if then so because while whether just only please again even really "
+    # question and pointing words that ask rather than name ("how long since ...", "his own ...")
+    "since until own somewhere anywhere instead nowadays originally".split()
 )
 DUTCH_STOP_WORDS = frozenset(
     "de het een en of maar van voor met zonder naar in op aan bij uit als over na onder om tot door "
@@ -103,7 +105,10 @@ DUTCH_STOP_WORDS = frozenset(
     "kon zou zal wil ik jij je u hij zij ze wij we haar hem zijn hun mijn jouw dit dat deze die er "
     "hier wat welk welke wie waar wanneer waarom hoe niet geen ja ook zeer veel meer meest sommige alle "
     "nog al eens dan achter tussen binnen tijdens via per "
-    "dus want omdat terwijl alleen even graag wel toch".split()
+    "dus want omdat terwijl alleen even graag wel toch "
+    # question words and particles that ask rather than name ("hoeveel", "sinds wanneer", "af te ...")
+    "hoeveel hoelang hoezo waarin waarmee waarover waaraan waarvoor waarvan sinds vanaf nadat voordat "
+    "te af zo zoal zoals weleens ergens ons onze mij jullie zich heb hebt".split()
 )
 STOP_WORDS = ENGLISH_STOP_WORDS | DUTCH_STOP_WORDS
 _WORD = re.compile(r"[\w'-]+", re.UNICODE)

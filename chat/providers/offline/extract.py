@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from chat.providers.offline.sentences import split_sentences
 from knowledge import topics
 from knowledge.language import detect_language
 
@@ -44,8 +45,9 @@ _EVIDENCE = {
                       r"doordat|daarom|de reden)\b|:", re.IGNORECASE),
 }
 _KINDS = [
-    ("when", re.compile(r"\b(?:when|what year|which year|since when|how soon|wanneer|in welk jaar|sinds wanneer|"
-                        r"vanaf wanneer|per wanneer|(?:next|this|coming) (?:week|month|year|quarter|spring|summer|"
+    ("when", re.compile(r"\b(?:when|what year|which year|since when|how soon|wanneer|"
+                        r"(?:in|sinds|vanaf|tot) welk jaar|sinds wanneer|vanaf wanneer|per wanneer|"
+                        r"(?:next|this|coming) (?:week|month|year|quarter|spring|summer|"
                         r"autumn|winter)|volgende (?:week|maand)|volgend jaar|binnenkort|soon)\b", re.IGNORECASE)),
     ("quantity", re.compile(r"\b(?:how (?:many|much|big|large|long|old|fast|often|accurate|popular|far|good|well)|"
                             r"what (?:percentage|share|number|age|level)|hoeveel|welke leeftijd|hoe (?:groot|lang|"
@@ -63,9 +65,6 @@ _WAAR = re.compile(r"\bwaar\b(?!.*\b(?:over|mee|aan|voor|door|van|op|naar|uit|bi
 _DEFINE = re.compile(r"^\s*(?:what|who) (?:is|are|was|were) (?!(?:her|his|their|she|he|it)\b|[\w-]+['\u2019]s\b)|"
                      r"\b(?:tell me (?:more )?about|what (?:does|did) \w+ do\b)|^\s*(?:wat|wie) (?:is|zijn|was) "
                      r"(?!(?:haar|zijn|hun|ze|hij)\b)|\bvertel\b|^\s*wat voor\b", re.IGNORECASE)
-_BREAK = re.compile(r"(?<=[.!?])\s+(?=[\"'(\u201c]?[A-Z0-9])|\n+\s*(?:[-*]\s+|\d+\.\s+)?")
-_ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "dr.", "mr.", "mrs.", "ms.", "bijv.", "o.a.", "m.a.w.", "d.w.z.",
-                  "...", "\u2026", "nr.", "no.")
 _FRAME_WORDS = {
     "when": {"year", "years", "date", "month", "week", "day", "time", "next", "soon", "jaar", "datum", "maand",
              "dag", "tijd", "volgende", "volgend", "binnenkort"},
@@ -76,14 +75,18 @@ _FRAME_WORDS = {
 }
 _WEAK_WORDS = frozenset(
     "use uses used using get gets got make makes made take takes took know knows knew like likes think thinks "
-    "gebruikt gebruiken gebruikte maakt maken maakte doet doen deed weet weten vindt vinden".split()
+    "gebruikt gebruiken gebruikte maakt maken maakte doet doen deed weet weten vindt vinden "
+    "getting going krijgt krijgen kreeg kregen gekregen".split()
 )
 # Words too general to say what a question is about, or to justify quoting a second sentence.
 _GENERAL_WORDS = _WEAK_WORDS | frozenset(
     "work works worked working tell call called now currently moment still ever today anything something any "
     "hold holds held give gives gave have has do does did done go goes went come year years "
     "werk werkt werken werkte gewerkt vertel heet noemt nu momenteel nog ooit tegenwoordig eigenlijk iets "
-    "gedaan geeft geven gaf heeft hebben doet doen deed gaat jaar jaren".split()
+    "gedaan geeft geven gaf heeft hebben doet doen deed gaat gaan ging gingen gegaan jaar jaren "
+    # words that place a question in time or against something else, but name nothing
+    "other another others new recent recently lately andere ander anders nieuw nieuwe onlangs recent "
+    "laatst".split()
 )
 # A sentence that speaks of the document itself rather than of the owner.
 META = re.compile(r"\b(?:this|these) (?:cv|page|pages|document|article|overview|section|site)\b|\ban overview of\b|"
@@ -128,23 +131,14 @@ class _Scored:
 
 
 def question_kind(question: str) -> str | None:
-    """``when``, ``quantity``, ``why``, ``who``, ``where`` or None."""
-    for kind, pattern in _KINDS:
-        if pattern.search(question):
-            return kind
+    """``when``, ``quantity``, ``why``, ``who``, ``where`` or None. The kind asked first wins:
+    "How many machines did he ship when he worked in Hengelo?" asks a number, its "when" only
+    says which years it is about."""
+    found = [(match.start(), order, kind) for order, (kind, pattern) in enumerate(_KINDS)
+             if (match := pattern.search(question))]
+    if found:
+        return min(found)[2]
     return "where" if _WAAR.search(question) else None
-
-
-def split_sentences(text: str) -> list[str]:
-    text = text.strip()
-    pieces = [p.strip() for p in _BREAK.split(text) if p and p.strip()]
-    merged: list[str] = []
-    for piece in pieces:
-        if merged and merged[-1].lower().endswith(_ABBREVIATIONS):
-            merged[-1] = f"{merged[-1]} {piece}"
-        else:
-            merged.append(" ".join(piece.split()))
-    return merged
 
 
 def _matches(wanted: list[str], found: list[str]) -> int:
@@ -199,18 +193,36 @@ def choose(question: str, passages: list[Passage], *, lang: str, owner: str, lim
     scored = [item for p, passage in enumerate(passages)
               for item in _score_passage(asks, _context(asks, p, passage, lang))]
     ranked = sorted((s for s in scored if s.linked), key=_best_first)
-    if not ranked:
-        # passages picked for the question's subject (availability) answer it even in other words
+    if not ranked and not asks.focus:
+        # passages picked for the question's subject (availability) answer it even in other words,
+        # unless it asks about something of its own that none of their sentences names ("Will
+        # his rate rise next year?", "Does client X get a discount?"): then there is no answer
         ranked = sorted((s for s in scored if passages[s.passage].on_topic), key=_best_first)[:1]
     if not ranked:
         return []
+    picked = _pick(ranked, asks, limit)
+    if _lists_asked(asks, passages[picked[0].passage]):
+        # "Welke talen spreekt hij?" and the best passage is the list under "Talen": all of it answers
+        picked = [s for s in scored if s.passage == picked[0].passage][:_LIST_ITEMS]
     quotes: dict[int, list[_Scored]] = {}
-    for item in _pick(ranked, asks, limit):
+    for item in picked:
         quotes.setdefault(item.passage, []).append(item)
     return [
         Quote(passages[p].title, passages[p].heading, [s.sentence for s in sorted(items, key=lambda s: s.index)])
         for p, items in quotes.items()
     ]
+
+
+_LIST_ITEMS = 6
+
+
+def _lists_asked(asks: _Question, passage: Passage) -> bool:
+    """Whether the question asks for the things its passage's heading names ("Which languages
+    ...?" and the section "Languages"): a list, not one sentence of it."""
+    if not asks.answer_type or not passage.heading:
+        return False
+    heading = topics.content_words(passage.heading.rsplit(">", 1)[-1])
+    return any(topics.same_word(asks.answer_type, word) for word in heading)
 
 
 def _read_question(question: str, passages: list[Passage], owner: str) -> _Question:
@@ -258,7 +270,7 @@ def _score_passage(asks: _Question, ctx: _Context) -> list[_Scored]:
         covers = {w for w in asks.asked if any(topics.same_word(w, f) for f in found)}
         # the topic in other words than the question's ("cat" for "pets")
         related = any(topics.same_word(t, f) for t in asks.topic_words for f in found)
-        evidence = bool(asks.kind and _EVIDENCE[asks.kind].search(sentence))
+        evidence = _holds_evidence(asks.kind, sentence)
         score = (sum(_weight(w, ctx.covers) * (2 if w == asks.answer_type else 1) for w in covers - asks.names)
                  + 0.5 * len(covers & asks.names)  # the passage holds the name; this sentence says it
                  + (0.75 if related else 0.0) + (1.5 if evidence else 0.0) + ctx.bonus)
@@ -268,10 +280,28 @@ def _score_passage(asks: _Question, ctx: _Context) -> list[_Scored]:
         elif i == 0 and not ctx.passage.heading and not asks.defines:
             score -= 0.75  # a document's opening sentence introduces the document
         linked = asks.about_owner or _linked(
-            asks.focus, asks.names, covers, ctx.covers | ctx.named, related=related, evidence=evidence,
-            defines=asks.defines, on_topic=ctx.passage.on_topic, asks_topic=asks.answer_type in asks.triggers)
+            # a name counts where the sentence or its title or heading says it: a number anywhere in
+            # a passage that mentions the name elsewhere is not about it
+            asks.focus, asks.names, covers, ctx.covers, related=related, evidence=evidence,
+            defines=asks.defines, on_topic=ctx.passage.on_topic, asks_topic=asks.answer_type in asks.triggers,
+            kind=asks.kind, triggers=asks.triggers)
         scored.append(_Scored(score, linked, ctx.index, i, sentence, frozenset(covers | ctx.covers), ctx.in_language))
     return scored
+
+
+_YEAR = re.compile(r"\b(?:19|20)\d\d\b")
+_MODEL = re.compile(r"[\w-]*(?:[^\W\d_][\w-]*\d|\d[\w-]*[^\W\d_])[\w-]*")
+
+
+def _holds_evidence(kind: str | None, sentence: str) -> bool:
+    """Whether a sentence holds the kind of fact asked for. A year is a date, not a count: "how
+    many" is not answered by "since 2019"."""
+    if not kind:
+        return False
+    if kind == "quantity":
+        # nor is the digit of a model's name ("S5", "S7-1500") a count
+        sentence = _YEAR.sub(" ", _MODEL.sub(" ", sentence))
+    return bool(_EVIDENCE[kind].search(sentence))
 
 
 def _best_first(item: _Scored) -> tuple[float, int, int]:
@@ -297,7 +327,8 @@ def _pick(ranked: list[_Scored], asks: _Question, limit: int) -> list[_Scored]:
 
 
 def _linked(focus: set[str], names: set[str], covers: set[str], context_covers: set[str], *, related: bool,
-            evidence: bool, defines: bool, on_topic: bool, asks_topic: bool = False) -> bool:
+            evidence: bool, defines: bool, on_topic: bool, asks_topic: bool = False, kind: str | None = None,
+            triggers: frozenset[str] | set[str] = frozenset()) -> bool:
     """Whether a sentence speaks of what was asked (else it is not quoted, however it scores).
 
     It must contain one of the question's own words (two of a long question's, one of them may be
@@ -309,14 +340,24 @@ def _linked(focus: set[str], names: set[str], covers: set[str], context_covers: 
     # in a long question (three words or more besides names and topics) its topic counts as one of
     # them; "Which languages ...?" asks for the topic itself
     in_sentence = len(covers & focus) + (1 if related and (len(focus) >= 3 or asks_topic) else 0)
-    if focus and (in_sentence >= 2 or (in_sentence and (len(focus) < 4 or context_covers & focus))):
+    # with the fact asked for ("How long was the oven down ...?": "De oven stond 52 uur stil"),
+    # one of a long question's words is enough
+    if focus and (in_sentence >= 2 or (in_sentence and (len(focus) < 4 or context_covers & focus or evidence))):
         return True
     named = bool((covers | context_covers) & names)
     if not focus and (named or related or (covers and evidence)):
         return True  # "Where does he work now?": only general words, so the place must be there too
     if named and (evidence or defines):
         return True
-    return on_topic and (evidence or bool(covers))
+    # On the availability pages every sentence is on the subject, so a question's own words must
+    # be there, or the fact asked for: a date for "when" that names no other topic (the page's
+    # dates say when the owner is free), else a fact in a sentence on the question's topic.
+    # "Hoeveel verdient hij per jaar?" is not answered by a day rate, nor "Will his hourly rate
+    # rise next year?" by the dates of the agenda.
+    if not on_topic:
+        return False
+    dated = evidence and kind == "when" and not triggers
+    return bool(covers & focus) or (not focus and bool(covers)) or dated or (evidence and (not focus or related))
 
 
 def _weight(word: str, context_covers: set[str]) -> float:

@@ -108,3 +108,59 @@ def test_sentences_split_at_sentence_ends_only():
                            "The p95 went from 1.8 s to 240 ms!\n- A list item\n- Another") == [
         "Jobs are rows; workers use SELECT ... FOR UPDATE.", "It is fast, e.g. 8,000 jobs/s.",
         "The p95 went from 1.8 s to 240 ms!", "A list item", "Another"]
+
+
+def test_a_table_row_is_read_with_its_column_headers():
+    text = ("Prices exclude VAT.\n\n| Kind of work | Rate | Condition |\n|---|---|---|\n"
+            "| Remote work | 90 euro per hour | no minimum |\n| On site | 800 euro per day | at least 2 days |")
+    assert split_sentences(text) == [
+        "Prices exclude VAT.",
+        "Kind of work: Remote work; Rate: 90 euro per hour; Condition: no minimum",
+        "Kind of work: On site; Rate: 800 euro per day; Condition: at least 2 days",
+    ]
+    found = [Passage("Rates", "Prices", text, 0)]
+    assert "800 euro per day" in answer("What is the rate for work on site?", found=found)[0]
+
+
+def test_a_list_item_that_opens_a_passage_loses_its_marker():
+    assert split_sentences("- Dutch: native\n- English: fluent") == ["Dutch: native", "English: fluent"]
+
+
+def test_a_question_for_the_things_a_heading_names_gets_the_whole_list():
+    found = [Passage("CV", "CV > Talen", "- Nederlands: moedertaal\n- Engels: vloeiend\n- Duits: goed", 0)]
+    assert answer("Welke talen spreekt hij?", "nl", found=found) == [
+        "CV: Nederlands: moedertaal Engels: vloeiend Duits: goed"]
+
+
+def test_dutch_question_words_are_not_what_a_question_is_about():
+    found = [Passage("CV", "Werk", "Geeft leiding aan een team van vijf programmeurs bij een zuivelfabriek.", 0)]
+    assert answer("Hoeveel programmeurs stuurt hij aan bij die kaasfabrikant?", "nl", found=found)
+
+
+def test_the_kind_asked_first_wins():
+    assert question_kind("How many machines did he ship when he worked in Hengelo?") == "quantity"
+    assert question_kind("Sinds welk jaar heeft hij dat certificaat?") == "when"
+
+
+def test_a_year_or_a_model_number_is_not_a_count():
+    found = [Passage("Article", "", "Parts for the S5 have been scarce since 2015. He has replaced 23 S5 "
+                                    "installations so far.", 0)]
+    assert answer("How many S5 installations has he replaced?", found=found) == [
+        "Article: He has replaced 23 S5 installations so far."]
+
+
+def test_a_number_near_a_name_elsewhere_in_the_passage_is_not_about_it():
+    found = [Passage("CV", "Clients", "- Dairy Co: main client, about 60 percent of the hours\n"
+                                      "- Water Board Oost: telemetry for pumping stations", 0)]
+    assert answer("How many stations does Water Board Oost have?", found=found) == [
+        "CV: Water Board Oost: telemetry for pumping stations"]
+
+
+def test_availability_pages_do_not_answer_what_they_do_not_name():
+    page = [Passage("Availability", "", "Booked until February 2027. From 1 March 2027 three days a week.", 0,
+                    on_topic=True),
+            Passage("Availability", "Rates", "| Kind | Rate |\n|---|---|\n| Remote | 90 euro per hour |", 1,
+                    on_topic=True)]
+    assert answer("How much does he earn per year?", found=page) == []
+    assert answer("Will his rate rise next year?", found=page) == []
+    assert answer("When could he start?", found=page)
