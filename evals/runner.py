@@ -202,7 +202,7 @@ def run_guard_suite(dataset: Dataset, progress: Progress) -> SuiteResult:
         verdict = screen(case.text)
         if verdict is None and case.text.strip():
             vector = embed_query([primary], mask_sensitive(case.text))[primary.name]
-            verdict, _ = semantic_verdict(primary, vector)
+            verdict, _ = semantic_verdict(primary, vector, case.text)
         label = f"{verdict.guard}/{verdict.rule}" if verdict is not None else None
         suite.results.append(CaseResult(case=case, grade=grading.grade_guard(case, label)))
     progress(dataset.suite, len(dataset.cases), len(dataset.cases), "")

@@ -8,10 +8,17 @@ Relative, not absolute: e5's cosines bunch together (unrelated texts score 0.70-
 "closer to the attacks than to anything a visitor asks" separates. The margin is calibrated on
 the labelled set ``evals/data/guards.yaml`` (``manage.py screen_input --calibrate``), see
 docs/GUARDS.md.
+
+A short text gives the model little to go on: a phone number, an order number or "ja graag"
+lands near some exemplar by chance. So the margin a text must reach grows as it has fewer words
+(``required_margin``): with ``FULL_WORDS`` words or more it is the calibrated margin, with none
+it is ``SHORT_EXTRA`` more. Words are runs of two letters or more outside links, e-mail
+addresses and tokens with digits: numbers, codes and emoji say nothing to the screen.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +26,16 @@ import numpy as np
 import yaml
 
 EXEMPLARS = Path(__file__).resolve().parent / "data" / "exemplars.yaml"
+FULL_WORDS = 12
+SHORT_EXTRA = 0.03
+_WORD = re.compile(r"[^\W\d_]{2,}")
+# Addresses, links and anything with a digit in it (phone numbers, codes, versions, hashes) are
+# names of things, not words a request is made of.
+_NOT_WORDS = re.compile(r"\S*(?:://|www\.|@|\d)\S*")
+
+
+def word_count(text: str) -> int:
+    return len(_WORD.findall(_NOT_WORDS.sub(" ", text)))
 
 
 def load_exemplars(path: Path = EXEMPLARS) -> tuple[list[str], list[str]]:
@@ -55,5 +72,11 @@ class ExemplarScreen:
         return SemanticScore(float(top.mean()), float(benign.max()), self.attack_texts[int(attack.argmax())],
                              self.benign_texts[int(benign.argmax())])
 
-    def blocks(self, score: SemanticScore) -> bool:
-        return score.margin >= self.margin
+    def required_margin(self, text: str) -> float:
+        """The calibrated margin, raised for a text of few words (see the module's docstring)."""
+        missing = max(0, FULL_WORDS - word_count(text))
+        return self.margin + SHORT_EXTRA * missing / FULL_WORDS
+
+    def blocks(self, score: SemanticScore, text: str | None = None) -> bool:
+        """``text`` None: the calibrated margin as it is (the calibration's own use)."""
+        return score.margin >= (self.margin if text is None else self.required_margin(text))

@@ -33,12 +33,15 @@ def exemplar_screen(embedder: Embedder) -> ExemplarScreen | None:
         return screen_
 
 
-def semantic_verdict(embedder: Embedder, vector: np.ndarray) -> tuple[Verdict | None, SemanticScore | None]:
+def semantic_verdict(embedder: Embedder, vector: np.ndarray,
+                     text: str | None = None) -> tuple[Verdict | None, SemanticScore | None]:
+    """The semantic screen's verdict on a question's vector; ``text`` (the question) raises the
+    margin a short text must reach (``ExemplarScreen.required_margin``)."""
     bank = exemplar_screen(embedder)
     if bank is None:
         return None, None
     score = bank.score(vector)
-    if bank.blocks(score):
+    if bank.blocks(score, text):
         return Verdict("injection", "semantic", matched=score.nearest_attack[:200], view="embedding"), score
     return None, score
 
@@ -47,5 +50,5 @@ def screen_text(text: str, embedder: Embedder | None = None, vector: np.ndarray 
     """Patterns first (cheap), then the semantic screen when a vector is given."""
     verdict = screen(text)
     if verdict is None and embedder is not None and vector is not None:
-        verdict, _ = semantic_verdict(embedder, vector)
+        verdict, _ = semantic_verdict(embedder, vector, text)
     return verdict

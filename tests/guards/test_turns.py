@@ -219,3 +219,30 @@ def test_messages_that_only_follow_each_other_pass_together():
 
     assert screen_turns(["Does she ignore flaky tests?", "What instructions does she give juniors?",
                          "And her rates?"]) is None
+
+
+@pytest.mark.parametrize("text", [
+    "0612345678", "+31 (0)30 123 45 67, bel me na 17:00", "lotte.vermeer@example.nl",
+    "order 2026-00812", "INV/2025/0042", "ticket #58201", "https://github.com/example-dev",
+])
+async def test_a_message_that_is_only_contact_details_or_a_number_is_never_refused(text):
+    result, _, _ = await ask(text, ScriptedProvider([Step(text="I can't find that.")]))
+    assert result.outcome != "refused"
+    assert await database_sync_to_async(GuardIncident.objects.count)() == 0
+
+
+def test_the_real_traffic_sets_contact_details_and_identifiers_pass_the_whole_screen():
+    """evals/data/benign_traffic.jsonl (written by the team, not the shared corpora): none of its
+    contact-detail and identifier messages is refused, by the patterns or the semantic screen."""
+    import json
+    from pathlib import Path
+
+    from chat.agent.screening import screen_text
+
+    embedder = get_embedders()[0]
+    rows = [json.loads(line) for line in (Path(__file__).parents[2] / "evals/data/benign_traffic.jsonl")
+            .read_text(encoding="utf-8").splitlines() if line.strip()]
+    chosen = [r["text"] for r in rows if r["class"] in ("phone", "email", "url", "address", "identifier")]
+    assert len(chosen) >= 100
+    refused = [t for t in chosen if screen_text(t, embedder, embedder.query(t)) is not None]
+    assert refused == []

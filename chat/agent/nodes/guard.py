@@ -46,7 +46,7 @@ async def guard_input(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
         ctx.query_vectors[question] = pending
         primary = await asyncio.wrap_future(pending[embedders[0].name])
         ctx.recorder.question_vector = [float(x) for x in primary]
-        verdict, score = await asyncio.to_thread(semantic_verdict, embedders[0], primary)
+        verdict, score = await asyncio.to_thread(semantic_verdict, embedders[0], primary, typed)
         if score is not None:
             ctx.recorder.guard_scores = {"attack": round(score.attack, 4), "benign": round(score.benign, 4),
                                          "margin": round(score.margin, 4), "nearest_attack": score.nearest_attack,

@@ -14,9 +14,22 @@ from guards.rules import mask_sensitive, screen
 from knowledge.embedders import get_embedder
 
 
+def _length(text: str) -> str:
+    words = len(text.split())
+    return "words<=5" if words <= 5 else "words6-20" if words <= 20 else "words21-100" if words <= 100 else "words>100"
+
+
+def _groups(row: dict, text: str) -> list[str]:
+    """The groups a line counts in: all, its language, its source and class when it has them, its length."""
+    groups = ["all", f"lang:{row.get('lang') or '?'}", _length(text)]
+    groups += [f"{key}:{row[key]}" for key in ("source", "class") if row.get(key)]
+    return groups
+
+
 class Command(BaseCommand):
     help = ("Screen each line of a JSON-lines file like a visitor's question. Prints one JSON verdict a line, "
-            "then counts per rule; with labels, detection and false-positive rates (overall and per lang).")
+            "then counts per rule; with labels, detection and false-positive rates overall and per language, "
+            "source, class and length (words: <=5, 6-20, 21-100, >100).")
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--jsonl", required=True, help="the file ('-' for standard input)")
@@ -46,7 +59,7 @@ class Command(BaseCommand):
             verdict = screen(text)
             out: dict = {"line": number, "blocked": verdict is not None}
             if verdict is None and embedder is not None:
-                verdict, score = semantic_verdict(embedder, embedder.query(text))
+                verdict, score = semantic_verdict(embedder, embedder.query(text), text)
                 out |= {"blocked": verdict is not None, "semantic_margin": round(score.margin, 4) if score else None}
             if verdict is not None:
                 out |= {"guard": verdict.guard, "rule": verdict.rule, "view": verdict.view,
@@ -55,7 +68,7 @@ class Command(BaseCommand):
             should = (expect == "block") if expect else (bool(row.get(label)) if label else None)
             if should is not None:
                 out["expected"] = "block" if should else "pass"
-                for group in ("all", str(row.get("lang") or "?")):
+                for group in _groups(row, text):
                     stats[group]["positives" if should else "negatives"] += 1
                     if out["blocked"]:
                         stats[group]["detected" if should else "false_positives"] += 1
