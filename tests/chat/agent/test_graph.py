@@ -332,3 +332,12 @@ async def test_a_private_draft_cannot_be_cited():
     assert result.citations == [] and "Draft" not in result.answer
     turn, _ = await rows(result)
     assert turn.unknown_citations == ["Draft: Book proposal"]
+
+
+async def test_a_hosted_model_is_told_to_answer_in_the_visitors_language_from_a_source_in_either():
+    provider = ScriptedProvider([Step(text="Ze woont in Utrecht. [source: About Mira]")])
+    result, _, _ = await ask("Waar woont ze?", provider)
+    system = provider.requests[0].messages[0]["content"]
+    assert "also when the document that states the" in system and "cite that document" in system
+    assert "[kind: about; language: en]" in system  # the model sees each document's language
+    assert result.outcome == "answered" and result.citations[0]["title"] == "About Mira"
