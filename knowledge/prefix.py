@@ -15,6 +15,7 @@ query per model call instead of reading every document.
 from __future__ import annotations
 
 import datetime as dt
+import re
 import threading
 
 from django.conf import settings
@@ -50,6 +51,17 @@ def knowledge_version() -> str:
         cursor.execute("SELECT md5(coalesce(string_agg(ctid::text || xmin::text, ',' ORDER BY ctid), '')) "
                        "FROM knowledge_document")
         return cursor.fetchone()[0]
+
+
+# The block a document is written as, and how to read it back: the offline twin reads the
+# knowledge base from its prompt (chat.providers.offline.library), so format and reader live here.
+_BLOCK = re.compile(r"^# (?P<title>[^\n]+)\n\[source: [^\n]*\]\n\[kind: (?P<kind>\w+); language: (?P<lang>\w+)\]\n"
+                    r"(?P<body>.*?)(?=^# |\Z)", re.MULTILINE | re.DOTALL)
+
+
+def prefix_blocks(text: str) -> list[tuple[str, str, str, str]]:
+    """(title, kind, language, body) of each document block in a text that holds the prefix."""
+    return [(m["title"].strip(), m["kind"], m["lang"], m["body"].strip()) for m in _BLOCK.finditer(text)]
 
 
 def _block(doc: Document) -> str:

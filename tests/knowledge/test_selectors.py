@@ -207,3 +207,14 @@ def test_availability_chunks_come_once_each_in_the_visitors_language(kb):
     dutch = availability_chunks("nl")
     assert {c["document_title"] for c in dutch} == {"Beschikbaarheid en tarieven"}
     assert len({c["text"] for c in dutch}) == len(dutch)  # one row per chunk, not one per model
+
+
+def test_every_document_of_the_prefix_reads_back_with_its_kind_and_language(kb):
+    from knowledge.prefix import prefix_blocks
+
+    text, _ = knowledge_prefix()
+    read = {title: (kind, lang, body) for title, kind, lang, body in prefix_blocks(text)}
+    documents = list(Document.objects.all())
+    assert set(read) == {d.title for d in documents}
+    for doc in documents:
+        assert read[doc.title] == (doc.kind, doc.lang, doc.body.strip())

@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from chat.providers.offline.extract import META, split_sentences
+from chat.providers.offline.extract import META
+from chat.providers.offline.sentences import split_sentences
+from knowledge.prefix import prefix_blocks
 
-_BLOCK = re.compile(r"^# (?P<title>[^\n]+)\n\[source: [^\n]*\]\n\[kind: (?P<kind>\w+); language: (?P<lang>\w+)\]\n"
-                    r"(?P<body>.*?)(?=^# |\Z)", re.MULTILINE | re.DOTALL)
 _HEADING = re.compile(r"^#{1,6}\s.*$", re.MULTILINE)
 
 
@@ -35,7 +35,7 @@ class Document:
 def documents(messages: list[dict]) -> list[Document]:
     """The documents in the request's system prompt, in its order (empty when it has none)."""
     system = next((str(m.get("content") or "") for m in messages if m.get("role") == "system"), "")
-    return [Document(m["title"].strip(), m["kind"], m["lang"], m["body"].strip()) for m in _BLOCK.finditer(system)]
+    return [Document(*block) for block in prefix_blocks(system)]
 
 
 def of_kind(docs: list[Document], kind: str, lang: str) -> list[Document]:
