@@ -14,7 +14,7 @@ import os
 import sys
 
 QUESTIONS = [
-    "What has she built?", "Tell me about Ledgerline.", "Which languages does she work in?",
+    "What has she built?", "Tell me about her projects.", "Which languages does she work in?",
     "Welke projecten heeft ze gedaan?", "What is her day rate?", "Is she available next month?",
     "What did she do with Kafka?", "Where did she study?", "Wat is haar ervaring met Django?",
     "How does she work with teams?",

@@ -39,8 +39,8 @@ from tests.fakes.openai_server import FakeOpenAI, Reply, sse_text
 from twinsite.scratch import drop, scratch_url
 
 ROOT = Path(__file__).resolve().parent.parent
-ANSWER_WORDS = ("Mira built the capacity-planning API at Railfleet in Python and PostgreSQL , handling "
-                "around 40,000 bookings a month , and designed the event pipeline on Kafka").split()
+ANSWER_WORDS = ("She built the booking API of a freight company in Python and PostgreSQL , handling "
+                "around 40,000 bookings a month , and designed its event pipeline on Kafka").split()
 CITATION = " [source: Curriculum Vitae]"
 QUESTIONS = ["What has she built?", "Where has she worked?", "Wat is haar dagtarief?", "Which stack does she use?",
              "Waar woont ze?", "What did she write about guardrails?"]

@@ -51,7 +51,9 @@ def owner_get(key: str) -> Owner:
     # The sample's eval data sits in evals/data/, its knowledge where the site ships it.
     folder = DATA if key == SAMPLE else OWNERS_DIR / key
     knowledge = settings.BASE_DIR / "knowledge" / "content" if key == SAMPLE else folder / "content"
-    meta = yaml.safe_load((folder / "owner.yaml").read_text(encoding="utf-8")) or {}
+    # the sample's owner.yaml sits in its knowledge folder, where settings read its name too
+    meta = yaml.safe_load((knowledge / "owner.yaml" if key == SAMPLE else folder / "owner.yaml")
+                          .read_text(encoding="utf-8")) or {}
     owner = Owner(key=key, name=str(meta.get("name") or ""), knowledge=knowledge,
                   answers=folder / "answers.yaml", retrieval=folder / "retrieval.jsonl")
     missing = [str(p) for p in (owner.knowledge, owner.answers, owner.retrieval) if not p.exists()]

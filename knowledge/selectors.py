@@ -198,7 +198,7 @@ def _headings(query: str, terms: dict[str, float], embedder: Embedder, limit: in
     Score: the share of the heading's words that the question (or a topic it names) covers,
     times the share of the question's words that the heading (or its topic) accounts for.
     """
-    owner = set(topics.words(settings.TWIN_OWNER_NAME))  # "Where did Mira study?" asks about study
+    owner = set(topics.words(settings.TWIN_OWNER_NAME))  # "Where did Sam study?" asks about study
     asked = [word for word in topics.content_words(query) if word not in owner]
     if not terms or not asked:
         return []

@@ -1,7 +1,7 @@
 """The topics visitors ask a professional's twin about, in the words of both languages.
 
 A visitor asks "Where did she study?" and the CV says "Education" and "MSc"; a Dutch visitor
-asks "Waar woont ze?" and the only answer is the English "She lives in Utrecht". Embeddings
+asks "Waar woont ze?" and the only answer is the English "She lives in Leiden". Embeddings
 bridge some of that, not reliably for short questions. This small, hand-written thesaurus
 bridges the rest, and it is the same for every owner: it names kinds of facts (education,
 languages spoken, rates), not facts about anyone.

@@ -108,3 +108,21 @@ def env_duration(name: str, default: str, *, minimum: int = 1) -> int:
     if seconds < minimum:
         raise ImproperlyConfigured(f"{name} must be at least {minimum} seconds; got {raw!r}")
     return seconds
+
+
+def knowledge_owner_name(folder: Path) -> str:
+    """The ``name:`` of a knowledge folder's ``owner.yaml`` ("" when there is none): the owner a
+    knowledge base belongs to travels with it, so the code names no owner of its own."""
+    path = folder / "owner.yaml"
+    if not path.is_file():
+        return ""
+    import yaml
+
+    try:
+        meta = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise ImproperlyConfigured(f"{path}: unreadable ({exc})") from exc
+    name = meta.get("name") if isinstance(meta, dict) else None
+    if name is not None and (not isinstance(name, str) or not name.strip()):
+        raise ImproperlyConfigured(f"{path}: name must be a non-empty text")
+    return (name or "").strip()

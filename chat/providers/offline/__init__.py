@@ -10,6 +10,7 @@ knowledge base has it; it declines when nothing retrieved answers.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import uuid
@@ -62,7 +63,9 @@ class OfflineProvider:
                     usage=Usage(input_tokens=prompt_tokens,
                                 output_tokens=sum(approx_tokens(c.arguments) for c in calls)),
                 )
-        text = self._compose(plan, turn, library.documents(request.messages))
+        # the sentence choice runs the embedding models (chat.providers.offline.dense): off the
+        # event loop, which serves every other visitor's stream meanwhile
+        text = await asyncio.to_thread(self._compose, plan, turn, library.documents(request.messages))
         for piece in re.findall(r"\S+\s*", text):
             on_token(piece)
         return ChatResult(
@@ -89,7 +92,7 @@ class OfflineProvider:
 
     def _query(self, question: str) -> str:
         """The question without the owner's name: every document is about the owner, and the name
-        pulls the search towards the about pages ("Has Mira run Kafka?" finds the Kafka passage
+        pulls the search towards the about pages ("Has Sam run Kafka?" finds the Kafka passage
         once it reads "Has run Kafka?"). A question that is only the name keeps it."""
         names = {w.lower() for w in self.owner.split()}
         kept = [w for w in question.split() if w.lower().strip("?!.,:;").removesuffix("'s").removesuffix("\u2019s")

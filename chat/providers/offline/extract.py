@@ -6,7 +6,7 @@ language), and the best one or two are quoted.
 The kind of question decides what a good answer contains: "where" wants a place or an
 institution, "when" a date, "how many" a number, "why" a reason. The first sentence of a
 document usually introduces the document ("This CV lists her roles ..."); it answers only a
-question about the thing itself ("What is Triage Assist?").
+question about the thing itself ("What is Floodmap?").
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from chat.providers.offline.dense import nearest as dense_nearest
+from chat.providers.offline.dense import translated as dense_translated
 from chat.providers.offline.sentences import split_sentences
 from knowledge import topics
 from knowledge.language import detect_language
@@ -34,7 +36,7 @@ _EVIDENCE = {
     "when": re.compile(rf"\b(?:19|20)\d\d\b|\b(?:{'|'.join(_MONTHS.split())})\b|\b(?:since|from|until|vanaf|sinds|tot)"
                        r"\s+\d", re.IGNORECASE),
     "quantity": re.compile(rf"\d|\b(?:{'|'.join(_NUMBER_WORDS.split())})\b|%|€|\$", re.IGNORECASE),
-    # a name after a word of place ("in Utrecht", "at Lumora Health", "aan de TU Delft"), or an institution
+    # a name after a word of place ("in Leiden", "at Brightwater", "aan de TU Delft"), or an institution
     "where": re.compile(r"\b(?:in|at|from|near|to|of|bij|aan|uit|te|naar|van|op)\s+(?:the\s+|de\s+|het\s+)?"
                         r"(?!(?:" + "|".join(m.capitalize() for m in _MONTHS.split()) + r")\b)[A-Z][\w-]+|"
                         r"\b(?:university|universiteit|hogeschool|college|school|city|stad|gemeente|province|provincie|"
@@ -159,7 +161,7 @@ class _Question:
     triggers: set[str]  # its own words that name its topic
     defines: bool  # "What is ...?"
     answer_type: str  # the noun of "which database", or ""
-    about_owner: bool  # "Who is Mira?": every passage the search found is about her
+    about_owner: bool  # "Who is Sam?": every passage the search found is about her
 
 
 @dataclass(frozen=True)
@@ -190,8 +192,9 @@ def choose(question: str, passages: list[Passage], *, lang: str, owner: str, lim
     are quoted at all.
     """
     asks = _read_question(question, passages, owner)
+    nearest = dense_nearest(question, [s for passage in passages for s in split_sentences(passage.text)])
     scored = [item for p, passage in enumerate(passages)
-              for item in _score_passage(asks, _context(asks, p, passage, lang))]
+              for item in _score_passage(asks, _context(asks, p, passage, lang), nearest)]
     ranked = sorted((s for s in scored if s.linked), key=_best_first)
     if not ranked and not asks.focus:
         # passages picked for the question's subject (availability) answer it even in other words,
@@ -233,7 +236,7 @@ def _read_question(question: str, passages: list[Passage], owner: str) -> _Quest
     frame = topics.phrase_words(question) | (_FRAME_WORDS.get(kind, set()) if kind else set())
     asked = [w for w in dict.fromkeys(topics.content_words(question)) if w not in owner_words and w not in frame]
     topic_words = sorted(topics.topic_words(topics.topics_of(question)) - set(asked))
-    # names: capitalised in the question, or the name of a retrieved document ("pgqueue-lite")
+    # names: capitalised in the question, or the name of a retrieved document ("floodmap-cli")
     titles = {w for passage in passages for w in topics.content_words(passage.title)}
     names = (_names(question) | {w for w in asked if w in titles}) - owner_words
     # "Which database ...?": a sentence that names a database answers it
@@ -243,7 +246,7 @@ def _read_question(question: str, passages: list[Passage], owner: str) -> _Quest
         focus={w for w in asked if w not in names and w not in _GENERAL_WORDS and not topics.topics_of(w)},
         triggers={w for w in asked if topics.topics_of(w)}, defines=bool(_DEFINE.search(question)),
         answer_type=typed.group(1).lower() if typed else "",
-        # "How old is Mira?" asks a fact, "Who is Mira?" asks about her
+        # "How old is Sam?" asks a fact, "Who is Sam?" asks about her
         about_owner=not asked and not topic_words and not frame,
     )
 
@@ -262,12 +265,24 @@ def _context(asks: _Question, index: int, passage: Passage, lang: str) -> _Conte
     return _Context(index, passage, covers, named, bonus, in_language)
 
 
-def _score_passage(asks: _Question, ctx: _Context) -> list[_Scored]:
-    """Each sentence of a passage with its score and whether it speaks of what was asked."""
+def _score_passage(asks: _Question, ctx: _Context, nearest: str | None = None) -> list[_Scored]:
+    """Each sentence of a passage with its score and whether it speaks of what was asked.
+
+    In a passage in the other language than the question's, a question's word counts as found
+    when a sentence's word translates it (``dense.translated``). The one sentence the model puts
+    clearly nearest the question in meaning (``dense.nearest``) speaks of what was asked when it
+    holds the kind of fact asked for and one of the question's words (or its passage's title or
+    heading does): "How long did the line stand still?" finds "De lijn stond 52 uur stil" this way
+    where one shared word alone is too little. A question that asks for no kind of fact ("What is
+    her salary?") gets no such help: the nearest sentence is always near something."""
     scored = []
     for i, sentence in enumerate(split_sentences(ctx.passage.text)):
         found = [w for w in topics.content_words(sentence) if w not in asks.owner_words]
-        covers = {w for w in asks.asked if any(topics.same_word(w, f) for f in found)}
+        own_words = {w for w in asks.asked if any(topics.same_word(w, f) for f in found)}
+        # a word that names nothing ("jaar") translates nothing worth finding ("annual salary")
+        covers = own_words | (dense_translated([w for w in asks.asked if w not in own_words],
+                                               [f for f in found if f not in _GENERAL_WORDS])
+                              if not ctx.in_language else set())
         # the topic in other words than the question's ("cat" for "pets")
         related = any(topics.same_word(t, f) for t in asks.topic_words for f in found)
         evidence = _holds_evidence(asks.kind, sentence)
@@ -284,7 +299,8 @@ def _score_passage(asks: _Question, ctx: _Context) -> list[_Scored]:
             # a passage that mentions the name elsewhere is not about it
             asks.focus, asks.names, covers, ctx.covers, related=related, evidence=evidence,
             defines=asks.defines, on_topic=ctx.passage.on_topic, asks_topic=asks.answer_type in asks.triggers,
-            kind=asks.kind, triggers=asks.triggers)
+            kind=asks.kind, triggers=asks.triggers, own_words=own_words,
+        ) or (sentence == nearest and evidence and bool(covers | ctx.covers))
         scored.append(_Scored(score, linked, ctx.index, i, sentence, frozenset(covers | ctx.covers), ctx.in_language))
     return scored
 
@@ -328,15 +344,19 @@ def _pick(ranked: list[_Scored], asks: _Question, limit: int) -> list[_Scored]:
 
 def _linked(focus: set[str], names: set[str], covers: set[str], context_covers: set[str], *, related: bool,
             evidence: bool, defines: bool, on_topic: bool, asks_topic: bool = False, kind: str | None = None,
-            triggers: frozenset[str] | set[str] = frozenset()) -> bool:
+            triggers: frozenset[str] | set[str] = frozenset(), own_words: set[str] | None = None) -> bool:
     """Whether a sentence speaks of what was asked (else it is not quoted, however it scores).
 
     It must contain one of the question's own words (two of a long question's, one of them may be
     in its title or heading). A question of only names and topics ("Does she hold a Kubernetes
     certification?") needs the name or the topic. A name with the kind of fact asked for ("How
-    many practices use Triage Assist?": a number) is enough, also in the other language, and so
+    many cities use Floodmap?": a number) is enough, also in the other language, and so
     is a name for "What is ...?". On the availability pages a word or the fact asked for is enough.
     """
+    if on_topic and own_words is not None:
+        # the availability pages speak of rates and dates throughout: a translated "hourly rate"
+        # says nothing of "Will his hourly rate rise next year?"
+        covers = own_words
     # in a long question (three words or more besides names and topics) its topic counts as one of
     # them; "Which languages ...?" asks for the topic itself
     in_sentence = len(covers & focus) + (1 if related and (len(focus) >= 3 or asks_topic) else 0)

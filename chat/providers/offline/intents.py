@@ -4,7 +4,7 @@ it calls a tool. Pure functions of the text and the conversation so far.
 
 Only the visitor's messages count. A document or a tool result that says "send a message" is
 never read here, and instructions to the twin dressed up as a message ("ignore your rules and
-send Mira ...") are not drafted: the guards refuse most of them earlier, this is the backstop.
+send the owner ...") are not drafted: the guards refuse most of them earlier, this is the backstop.
 """
 
 from __future__ import annotations
