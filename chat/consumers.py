@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 import uuid
 from urllib.parse import parse_qs
 
@@ -26,10 +27,17 @@ from chat.texts import language, language_from_scope
 from chat.texts import text as say
 from chat.validation import frame_problem, question_problem
 from guards import limits
+from ops.access import staff_may_read
 from twinsite.clientip import client_ip_from_scope
 from twinsite.db import DATABASE_GONE, database_sync_to_async
 
 log = logging.getLogger(__name__)
+# A socket that goes on asking past its rate limit is closed after this many refusals in a row
+# (code 4429): each refusal still costs a counter update. Sync frames are answered at most
+# SYNC_RATE times per SYNC_WINDOW seconds per socket (a page resyncs every second or two while a
+# turn runs). Both counted per socket, in the process that holds it, which is all a socket needs.
+REFUSALS_BEFORE_CLOSE = 3
+SYNC_RATE, SYNC_WINDOW = 30, 60.0
 TURN_TASK = "twinsite-turn"  # a turn goes on after its socket closes; tests wait for these by name
 
 
@@ -43,6 +51,9 @@ class ChatConsumer(AsyncWebsocketConsumer):
     visitor_ip: str = ""
     ip_key: str = ""
     lang: str = "en"
+    refusals: int = 0  # rate-limited frames in a row
+    syncs: list[float]  # when this socket's recent sync frames came
+
 
     async def connect(self) -> None:
         query = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
@@ -71,7 +82,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
             await self.close(code=4403)
             return
         user = self.scope.get("user")
-        self.staff = bool(user is not None and getattr(user, "is_staff", False))
+        self.staff = user is not None and await database_sync_to_async(staff_may_read)(user)
         self.visitor_ip = client_ip_from_scope(self.scope)
         self.ip_key = ip_hash(self.visitor_ip)
         if not await database_sync_to_async(limits.socket_register)(
@@ -108,7 +119,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
 
     async def send_event(self, event: dict) -> None:
         if event.get("type") == "trace" and not self.staff:
-            return  # diagnostics (provider, model, cost, latency) are for staff only
+            return  # diagnostics (provider, model, cost, latency): staff with chat.view_trace only
         if event.get("type") == "done":
             self.answered = True  # the visitor has the whole answer; the turn is only cleaning up
         await self.send(text_data=json.dumps(event, ensure_ascii=False))
@@ -129,7 +140,10 @@ class ChatConsumer(AsyncWebsocketConsumer):
             return
         frame = json.loads(text_data)
         if isinstance(frame, dict) and frame.get("type") == "sync":
-            await self.sync(frame.get("after"))
+            if self._sync_allowed():
+                await self.sync(frame.get("after"))
+            else:
+                await self.error("rate_limited", retry_after=int(SYNC_WINDOW))
             return
         if not isinstance(frame, dict) or frame.get("type") != "ask":
             await self.error("bad_request")
@@ -146,12 +160,24 @@ class ChatConsumer(AsyncWebsocketConsumer):
             await turn_admit(conversation_id=self.conversation_id, ip_key=self.ip_key)
         except TurnRejected as exc:
             await self.send_event(rejection_event(exc, self.lang))
+            self.refusals += 1
+            if self.refusals >= REFUSALS_BEFORE_CLOSE:
+                await self.close(code=4429)
             return
+        self.refusals = 0
         await database_sync_to_async(limits.socket_seen)(socket_id=self.channel_name[-64:])
         # A task, so the consumer keeps handling frames (a second ask is answered "busy").
         self.answered = False
         self.turn = asyncio.create_task(self._run(self.conversation_id, frame["text"].strip(), after=previous),
                                         name=f"{TURN_TASK}:{self.conversation_id}")
+
+    def _sync_allowed(self) -> bool:
+        now = time.monotonic()
+        self.syncs = [t for t in getattr(self, "syncs", []) if now - t < SYNC_WINDOW]
+        if len(self.syncs) >= SYNC_RATE:
+            return False
+        self.syncs.append(now)
+        return True
 
     async def _run(self, conversation_id: uuid.UUID, text: str, after: asyncio.Task | None = None) -> None:
         if after is not None:

@@ -112,6 +112,9 @@ class AgentTrace(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+        # the why panel, /metrics, the API docs and the health details: what a turn did and what
+        # the site runs on, for staff given it (chat.view_trace), not for every staff account
+        permissions = [("view_trace", "Can see turn traces and operational details")]
 
     def __str__(self) -> str:
         return f"trace of message {self.message_id}"

@@ -7,6 +7,7 @@ from django.utils import translation
 from django.utils.csp import CSP
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csp import csp_override
+from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
 from approvals.models import PendingApproval
@@ -18,6 +19,7 @@ from chat.services import conversation_create, ip_hash
 from chat.texts import language, page_texts
 from chat.texts import text as say
 from guards import limits
+from ops.access import staff_may_read
 from twinsite.clientip import client_ip_from_request
 
 
@@ -37,22 +39,46 @@ VISITOR_CSP = {**settings.SECURE_CSP, "style-src": [CSP.SELF]}  # no inline styl
 
 @csp_override(VISITOR_CSP)
 def chat_page(request: HttpRequest) -> HttpResponse:
-    """The chat page. The conversation lives in the session, so a reload keeps it."""
+    """The chat page. Loading it writes nothing: the conversation starts with the first question
+    (``conversation_start``) and lives in the session, so a reload keeps it. A crawler, a page
+    that embeds ``<img src="/">`` or a visitor who only looks costs no row and no limit."""
     conversation = None
     if conversation_id := request.session.get(SESSION_KEY):
         conversation = Conversation.objects.filter(pk=conversation_id).first()
-    if conversation is None:
-        # Each new conversation counts: a client without cookies cannot create thousands.
-        if (limited := _limited(request, "conversation")) is not None:
-            return limited
-        conversation = conversation_create(visitor_ip=client_ip_from_request(request))
-        request.session[SESSION_KEY] = str(conversation.pk)
     lang = language(request.LANGUAGE_CODE)  # LocaleMiddleware: the switch's cookie, else the browser
     return render(request, "chat/index.html", _chat_context(conversation, lang))
 
 
-def _chat_context(conversation: Conversation, lang: str) -> dict:
-    messages = [m for m in conversation.messages.select_related("turn") if m.content]
+@require_POST
+def conversation_start(request: HttpRequest) -> JsonResponse:
+    """The page's first question is about to be asked: its conversation, made now (counted
+    against the per-address limit of new conversations) and kept in the session. The session's
+    own conversation when it has one, so a second call makes nothing."""
+    if (conversation_id := request.session.get(SESSION_KEY)) and Conversation.objects.filter(
+            pk=conversation_id).exists():
+        return JsonResponse({"conversation": str(conversation_id)})
+    if (limited := _limited_json(request, language(request.LANGUAGE_CODE))) is not None:
+        return limited
+    conversation = conversation_create(visitor_ip=client_ip_from_request(request))
+    request.session[SESSION_KEY] = str(conversation.pk)
+    return JsonResponse({"conversation": str(conversation.pk)}, status=201)
+
+
+def _limited_json(request: HttpRequest, lang: str) -> JsonResponse | None:
+    """As ``_limited`` for a new conversation, answered in the API's error shape."""
+    decision = limits.visitor_hit("conversation", ip_key=ip_hash(client_ip_from_request(request)))
+    if decision.allowed:
+        return None
+    response = JsonResponse({"error": {"code": "rate_limited", "retry_after": decision.retry_after,
+                                       "message": say("error.rate_limited", lang, seconds=decision.retry_after)}},
+                            status=429)
+    response["Retry-After"] = str(decision.retry_after)
+    return response
+
+
+def _chat_context(conversation: Conversation | None, lang: str) -> dict:
+    """What the chat page shows; ``conversation`` None: a page with no question asked yet."""
+    messages = [m for m in conversation.messages.select_related("turn") if m.content] if conversation else []
     return {
         "conversation": conversation,
         "messages": messages,
@@ -60,7 +86,8 @@ def _chat_context(conversation: Conversation, lang: str) -> dict:
         "offline": settings.TWIN_PROVIDER == "offline",
         "provider": settings.TWIN_PROVIDER,
         "max_chars": settings.TWIN_MAX_QUESTION_CHARS,
-        "approvals": PendingApproval.objects.filter(conversation=conversation).order_by("created_at"),
+        "approvals": PendingApproval.objects.filter(conversation=conversation).order_by("created_at")
+        if conversation else [],
         "starters": starter_questions(lang),
         "page_texts": page_texts(lang),
     }
@@ -99,24 +126,37 @@ def embed_config(request: HttpRequest) -> JsonResponse:
 @xframe_options_exempt
 def embed_page(request: HttpRequest) -> HttpResponse:
     """The chat inside the iframe. Its conversation comes from a signed token (``?t=``), not a
-    cookie; framing is allowed only to TWIN_EMBED_ORIGINS (CSP frame-ancestors)."""
+    cookie; framing is allowed only to TWIN_EMBED_ORIGINS (CSP frame-ancestors). A new chat
+    (``?new=1``) writes nothing until its first question (``embed_start``)."""
     lang = language(request.GET.get("lang") or request.LANGUAGE_CODE)
     if "t" not in request.GET and "new" not in request.GET:
         # First the page's own storage is asked for a conversation it already has (static/embed-boot.js).
         return _frameable(render(request, "chat/embed_boot.html"))
     conversation_id = conversation_from_token(request.GET.get("t"))
     conversation = Conversation.objects.filter(pk=conversation_id).first() if conversation_id else None
-    if conversation is None:
-        if (limited := _limited(request, "conversation")) is not None:
-            return limited
-        conversation = conversation_create(visitor_ip=client_ip_from_request(request))
     with translation.override(lang):
         response = render(request, "chat/index.html", _chat_context(conversation, lang) | {
-            "token": conversation_token(conversation.pk), "lang": lang,
+            "embedded": True, "token": conversation_token(conversation.pk) if conversation else "", "lang": lang,
             # the embedding page, told the token by postMessage: only an origin on the list
             "host": request.GET["host"] if origin_allowed(request.GET.get("host", "")) else "",
         })
     return _frameable(response)
+
+
+@csrf_exempt  # the frame has no usable cookies (third-party); the Origin check below stands in
+@require_POST
+def embed_start(request: HttpRequest) -> JsonResponse:
+    """The embedded chat's first question: its conversation, made now, as a signed token the
+    frame keeps. Only the frame itself may ask (its own origin); counted against the per-address
+    limit of new conversations."""
+    if request.headers.get("Origin") != f"{request.scheme}://{request.get_host()}":
+        return JsonResponse({"error": {"code": "forbidden", "message": say("error.forbidden")}}, status=403)
+    lang = language(request.GET.get("lang") or request.LANGUAGE_CODE)
+    if (limited := _limited_json(request, lang)) is not None:
+        return limited
+    conversation = conversation_create(visitor_ip=client_ip_from_request(request))
+    return JsonResponse({"conversation": str(conversation.pk), "token": conversation_token(conversation.pk)},
+                        status=201)
 
 
 def _frameable(response: HttpResponse) -> HttpResponse:
@@ -141,8 +181,9 @@ def admin_login(request: HttpRequest) -> HttpResponse:
 
 
 def why_panel(request: HttpRequest, message_id: int) -> HttpResponse:
-    """The turn behind an answer, for logged-in staff only (everyone else: 403, nothing shown)."""
-    if not (request.user.is_authenticated and request.user.is_staff):
+    """The turn behind an answer, for staff with ``chat.view_trace`` only (everyone else: 403,
+    nothing shown)."""
+    if not staff_may_read(request.user):
         return HttpResponse("Staff only.", status=403, content_type="text/plain; charset=utf-8")
     trace = trace_for_message(message_id=message_id)
     if trace is None:

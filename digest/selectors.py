@@ -7,7 +7,7 @@ import datetime as dt
 from decimal import Decimal
 
 from django.conf import settings
-from django.db.models import Count, Max, Q
+from django.db.models import Count, Max, Q, Sum
 from django.urls import reverse
 from django.utils import timezone
 
@@ -99,8 +99,8 @@ def spend(since: dt.datetime, until: dt.datetime) -> list[dict]:
 def incidents(since: dt.datetime, until: dt.datetime) -> list[dict]:
     """Guard incidents of the period, counted per guard and rule, most frequent first."""
     rows = (GuardIncident.objects.filter(created_at__gte=since, created_at__lt=until)
-            .values("guard", "rule").annotate(count=Count("pk")).order_by("-count", "guard", "rule"))
-    return [{"guard": r["guard"], "rule": r["rule"] or "-", "count": r["count"]} for r in rows]
+            .values("guard", "rule").annotate(n=Sum("count")).order_by("-n", "guard", "rule"))
+    return [{"guard": r["guard"], "rule": r["rule"] or "-", "count": r["n"]} for r in rows]
 
 
 def feedback(since: dt.datetime, until: dt.datetime) -> dict:

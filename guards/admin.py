@@ -1,7 +1,7 @@
 import datetime as dt
 
 from django.contrib import admin
-from django.db.models import Count
+from django.db.models import Sum
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
@@ -12,12 +12,13 @@ from twinsite.admin_base import ReadOnlyAdmin, why_link
 
 @admin.register(GuardIncident)
 class GuardIncidentAdmin(ReadOnlyAdmin):
-    list_display = ("created_at", "guard", "rule", "view", "matched", "excerpt_short", "conversation", "ip_short",
-                    "why")
+    list_display = ("created_at", "guard", "rule", "count", "view", "matched", "excerpt_short", "conversation",
+                    "ip_short", "why")
     list_filter = ("guard", "rule", "view", "created_at")
     search_fields = ("excerpt", "matched", "rule", "ip_hash")
     date_hierarchy = "created_at"
-    readonly_fields = ("created_at", "guard", "rule", "view", "matched", "excerpt", "conversation", "ip_hash")
+    readonly_fields = ("created_at", "last_at", "count", "guard", "rule", "view", "matched", "excerpt", "conversation",
+                       "ip_hash")
     change_list_template = "admin/guards/guardincident/change_list.html"
 
     def get_queryset(self, request):
@@ -38,7 +39,7 @@ class GuardIncidentAdmin(ReadOnlyAdmin):
     def changelist_view(self, request, extra_context=None):
         since = timezone.localdate() - dt.timedelta(days=13)
         rows = (GuardIncident.objects.filter(created_at__date__gte=since)
-                .annotate(day=TruncDate("created_at")).values("day", "guard").annotate(n=Count("id")))
+                .annotate(day=TruncDate("created_at")).values("day", "guard").annotate(n=Sum("count")))
         guards = sorted({r["guard"] for r in rows})
         table: dict = {}
         for r in rows:

@@ -65,13 +65,15 @@ RATES = {"turn": "TWIN_RATE_TURNS", "conversation": "TWIN_RATE_CONVERSATIONS", "
 
 def visitor_hit(kind: str, *, ip_key: str, conversation_id: str | None = None) -> Decision:
     """Count one ``kind`` event (turn, conversation, login) of a visitor, by hashed address,
-    against its configured limit; a refusal is recorded as a guard incident."""
-    decision = hit(f"{kind}:{ip_key}", Limit.parse(getattr(settings, RATES[kind])))
+    against its configured limit; refusals are counted as one guard incident per address, kind
+    and window of the limit (guards.services.incident_count), not one row each."""
+    limit = Limit.parse(getattr(settings, RATES[kind]))
+    decision = hit(f"{kind}:{ip_key}", limit)
     if not decision.allowed:
-        from guards.services import incident_record
+        from guards.services import incident_count
 
-        incident_record(guard="rate_limit", rule=f"{kind}s_per_ip", text="", conversation_id=conversation_id,
-                        ip_hash=ip_key)
+        incident_count(guard="rate_limit", rule=f"{kind}s_per_ip", ip_hash=ip_key, window_seconds=limit.seconds,
+                       conversation_id=conversation_id)
     return decision
 
 

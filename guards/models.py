@@ -25,9 +25,17 @@ class GuardIncident(models.Model):
                                                                "or embedding (the semantic screen).")
     ip_hash = models.CharField(max_length=64, blank=True, db_index=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    # A refusal that repeats (a rate limit hit again and again) is one row per address, rule and
+    # window, counted: a flood of refusals cannot write a flood of rows.
+    count = models.PositiveIntegerField(default=1, help_text="Refusals this row stands for.")
+    window_start = models.BigIntegerField(null=True, blank=True, help_text="Unix time of the counted window.")
+    last_at = models.DateTimeField(null=True, blank=True, help_text="The latest refusal counted here.")
 
     class Meta:
         ordering = ["-created_at"]
+        constraints = [models.UniqueConstraint(
+            fields=["ip_hash", "guard", "rule", "window_start"], condition=models.Q(window_start__isnull=False),
+            name="guards_incident_one_per_window")]
 
     def __str__(self) -> str:
         return f"{self.guard} at {self.created_at:%Y-%m-%d %H:%M}"

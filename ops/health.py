@@ -8,6 +8,7 @@ still answers, with the budget refusal.
 from __future__ import annotations
 
 import logging
+import time
 
 from django.conf import settings
 from django.db import DatabaseError, connection
@@ -71,6 +72,27 @@ def budget_check() -> dict:
     return {"ok": True, "day": meter["day"].isoformat(), "spent_usd": str(meter["spent_usd"]),
             "reserved_usd": str(meter["reserved_usd"]), "limit_usd": str(meter["limit_usd"]),
             "exhausted": meter["exhausted"]}
+
+
+# The anonymous status, kept this long per process: an unthrottled endpoint that opened a
+# connection per call is a lever for anyone. Per process only (each serving process checks on
+# its own); a monitor that needs the live parts uses the metrics token.
+STATUS_SECONDS = 5.0
+_status: dict[str, tuple[float, str]] = {}
+
+
+def health_status(now: float | None = None) -> str:
+    """``ok`` or ``degraded``, checked at most once per ``STATUS_SECONDS`` in this process."""
+    now = time.monotonic() if now is None else now
+    kept = _status.get("last")
+    if kept is None or now - kept[0] >= STATUS_SECONDS:
+        kept = _status["last"] = (now, health_report()["status"])
+    return kept[1]
+
+
+def health_status_forget() -> None:
+    """Drop the kept status (tests, and after a fault is mended)."""
+    _status.clear()
 
 
 def health_report() -> dict:

@@ -16,7 +16,6 @@ token anonymous requests get 404; with one, a missing or wrong token gets 401.
 
 from __future__ import annotations
 
-import hmac
 from collections.abc import Iterable
 from decimal import Decimal
 
@@ -32,6 +31,7 @@ from budget.models import BudgetDay
 from budget.selectors import budget_today
 from chat.models import TurnLog
 from guards.models import GuardIncident
+from ops.access import bearer, staff_may_read, token_matches
 from twinsite.api_errors import error_response
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -93,7 +93,7 @@ def _turns(out: Exposition) -> None:
 
 
 def _guards(out: Exposition) -> None:
-    rows = GuardIncident.objects.values("guard").annotate(n=Count("id")).order_by("guard")
+    rows = GuardIncident.objects.values("guard").annotate(n=Sum("count")).order_by("guard")
     counts = {row["guard"]: row["n"] for row in rows}
     out.metric("twinsite_refusals", "counter", "Refusals (guard incidents), by guard.",
                (({"guard": guard}, counts.get(guard, 0)) for guard in GuardIncident.Guard.values), suffix="_total")
@@ -149,18 +149,14 @@ def exposition() -> str:
 
 
 def _authorised(request: HttpRequest) -> bool | None:
-    """True: let in. False: 401. None: 404 (no token configured, not staff)."""
-    user = getattr(request, "user", None)
-    if user is not None and user.is_authenticated and user.is_staff:
+    """True: let in (staff with ``chat.view_trace``, or a token). False: 401. None: 404 (no
+    token configured, not such staff)."""
+    if staff_may_read(getattr(request, "user", None)):
         return True
     tokens = [t for t in (settings.TWIN_METRICS_TOKEN, settings.TWIN_ADMIN_TOKEN) if t]
     if not tokens:
         return None
-    scheme, _, given = request.headers.get("Authorization", "").partition(" ")
-    if scheme.lower() != "bearer" or not given:
-        return False
-    matches = [hmac.compare_digest(given.strip().encode(), token.encode()) for token in tokens]
-    return any(matches)
+    return token_matches(bearer(request), tokens)
 
 
 @require_GET

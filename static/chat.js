@@ -6,7 +6,8 @@
   "use strict";
   const T = JSON.parse(document.getElementById("twin-texts").textContent);
   const page = document.getElementById("chat");
-  const conversationId = page.dataset.conversation;
+  // none until the first question: loading the page starts no conversation (start() does)
+  let conversationId = page.dataset.conversation || "";
   const log = document.getElementById("log");
   const form = document.getElementById("ask");
   const input = document.getElementById("question");
@@ -15,15 +16,23 @@
   const md = window.markdownit("commonmark", {html: false, linkify: false, typographer: false});
   // Embedded in another site (embed.js): the conversation is a signed token kept in this frame's
   // storage, sent with the socket and the feedback; no cookies needed.
-  const token = page.dataset.token || "";
-  if (token) {
+  const embedded = page.dataset.embedded === "1";
+  let token = page.dataset.token || "";
+  function keepToken(value) {
+    token = value;
     try { localStorage.setItem("twinsite-conversation", token); } catch { /* storage blocked */ }
     // the host page keeps it too (its own storage is first-party): only to the listed origin
     if (page.dataset.host && window.parent !== window) {
       window.parent.postMessage({type: "twinsite-token", token}, page.dataset.host);
     }
+  }
+  if (token) keepToken(token);
+  if (embedded) {
     document.getElementById("new").addEventListener("click", () => {
       try { localStorage.removeItem("twinsite-conversation"); } catch { /* storage blocked */ }
+      if (page.dataset.host && window.parent !== window) {
+        window.parent.postMessage({type: "twinsite-token", token: ""}, page.dataset.host);
+      }
       const query = new URLSearchParams({lang: page.dataset.lang, new: "1"});
       if (page.dataset.host) query.set("host", page.dataset.host);
       location.replace(`${location.pathname}?${query}`);
@@ -31,11 +40,11 @@
   }
 
   let socket = null, current = null, busy = false, synced = false, retryDelay = 1000, keys = 0;
-  let resyncTimer = null, resyncs = 0;
+  let resyncTimer = null, resyncs = 0, starting = false, pending = null;
 
   const say = (key, values) => (T[key] || key).replace(/\{(\w+)\}/g, (m, k) => (values && k in values ? values[k] : m));
   const setStatus = (text) => { status.textContent = text || ""; };
-  const canAsk = () => synced && !busy && socket && socket.readyState === WebSocket.OPEN;
+  const canAsk = () => !busy && (conversationId ? synced && socket && socket.readyState === WebSocket.OPEN : !starting);
   const updateSend = () => { send.disabled = !canAsk(); };
   function setBusy(value) { busy = value; updateSend(); }
 
@@ -274,6 +283,10 @@
     if (fresh.length) log.querySelectorAll(".msg.incomplete").forEach(d => d.remove());  // the stored answer replaces it
     for (const m of fresh) finish(bubble("assistant"), m);
     synced = true;
+    if (pending !== null) {  // the first question, asked before its conversation existed
+      socket.send(JSON.stringify({type: "ask", text: pending}));
+      pending = null;
+    }
     clearTimeout(resyncTimer);
     if (ev.running && resyncs < 30) {  // a turn of this conversation is still running: ask again soon
       setStatus(T["ui.recovering"]);
@@ -431,8 +444,38 @@
     setBusy(true);
     input.value = "";
     input.focus();
-    socket.send(JSON.stringify({type: "ask", text}));
+    if (conversationId) socket.send(JSON.stringify({type: "ask", text}));
+    else start(text);
   });
-  setStatus(T["ui.connecting"]);
-  connect();
+
+  // The first question: its conversation is made now, then the socket opens and asks it.
+  function start(text) {
+    starting = true;
+    fetch(page.dataset.start, {method: "POST", credentials: "same-origin",
+                               headers: embedded ? {} : {"X-CSRFToken": csrfToken()}})
+      .then(async (r) => {
+        const body = await r.json().catch(() => ({}));
+        if (!r.ok || !body.conversation) throw body.error || {};
+        return body;
+      })
+      .then((body) => {
+        conversationId = body.conversation;
+        if (body.token) keepToken(body.token);
+        pending = text;
+        setStatus(T["ui.connecting"]);
+        connect();
+      })
+      .catch((error) => {
+        errorBubble({code: error.code || "internal", message: error.message || T["error.internal"]});
+        setBusy(false);
+      })
+      .finally(() => { starting = false; updateSend(); });
+  }
+
+  if (conversationId) {
+    setStatus(T["ui.connecting"]);
+    connect();
+  } else {
+    updateSend();
+  }
 })();

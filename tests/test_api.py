@@ -126,9 +126,17 @@ def test_a_body_over_the_upload_limit_is_413(settings):
 
 # --- health ------------------------------------------------------------------------------------
 
+MONITOR = "monitor-token-" + "m" * 24
+
+
+def monitor_health(settings):
+    settings.TWIN_METRICS_TOKEN = MONITOR
+    return Client().get("/api/health", HTTP_AUTHORIZATION=f"Bearer {MONITOR}")
+
+
 def test_health_reports_every_part_and_no_secret(settings):
     settings.TWIN_API_KEY = "sk-live-do-not-show-this-0123456789"
-    response = Client().get("/api/health")
+    response = monitor_health(settings)
     assert response.status_code == 200
     report = response.json()
     assert report["status"] == "ok" and report["database"] == {"ok": True}
@@ -144,13 +152,49 @@ def test_health_reports_every_part_and_no_secret(settings):
     for secret in (settings.TWIN_API_KEY, settings.SECRET_KEY, db["PASSWORD"]):
         assert secret and secret not in text
     settings.TWIN_API_KEY = ""
-    assert Client().get("/api/health").json()["provider"]["api_key_set"] is False
+    assert monitor_health(settings).json()["provider"]["api_key_set"] is False
+
+
+def test_anonymous_health_is_the_status_only_and_checked_at_most_every_few_seconds(settings, django_user_model):
+    from ops import health
+
+    health.health_status_forget()
+    response = Client().get("/api/health")
+    assert (response.status_code, response.json()) == (200, {"status": "ok"})
+    assert response.headers["Content-Type"] == "application/json; charset=utf-8"
+    # staff without the permission see no more than anyone
+    staff = Client()
+    staff.force_login(django_user_model.objects.create_user("desk", password="pw-123456789", is_staff=True))
+    assert staff.get("/api/health").json() == {"status": "ok"}
+    assert Client().get("/api/health", HTTP_AUTHORIZATION="Bearer " + "x" * 30).json() == {"status": "ok"}
+    # with it, the parts
+    from django.contrib.auth.models import Permission
+
+    user = django_user_model.objects.create_user("ops", password="pw-123456789", is_staff=True)
+    user.user_permissions.add(Permission.objects.get(codename="view_trace"))
+    ops = Client()
+    ops.force_login(user)
+    assert set(ops.get("/api/health").json()) == {"status", "database", "checkpointer", "provider", "budget"}
+    # a status is reused for STATUS_SECONDS in this process, then checked again
+    calls = []
+    real = health.health_report
+    health.health_report = lambda: calls.append(1) or real()
+    try:
+        health.health_status_forget()
+        for _ in range(5):
+            health.health_status(now=1000.0)
+        assert len(calls) == 1
+        health.health_status(now=1000.0 + health.STATUS_SECONDS)
+        assert len(calls) == 2
+    finally:
+        health.health_report = real
+        health.health_status_forget()
 
 
 def test_an_exhausted_budget_is_reported_but_not_degraded(settings):
     settings.TWIN_DAILY_BUDGET_USD = Decimal("1.00")
     BudgetDay.objects.create(day=budget_day(), spent_usd=Decimal("0.75"), reserved_usd=Decimal("0.25"))
-    response = Client().get("/api/health")
+    response = monitor_health(settings)
     assert response.status_code == 200 and response.json()["status"] == "ok"
     assert response.json()["budget"] | {"day": None} == {
         "ok": True, "day": None, "spent_usd": "0.750000", "reserved_usd": "0.250000", "limit_usd": "1.00",
@@ -163,14 +207,14 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def test_an_unreachable_checkpointer_is_degraded_503():
+def test_an_unreachable_checkpointer_is_degraded_503(settings):
     # Django's connection is open already; the checkpointer connects anew, here to a port where
     # nothing listens: a real refused connection.
     settings_dict = connection.settings_dict
     saved = settings_dict["HOST"], settings_dict["PORT"]
     settings_dict["HOST"], settings_dict["PORT"] = "127.0.0.1", str(free_port())
     try:
-        response = Client().get("/api/health")
+        response = monitor_health(settings)
     finally:
         settings_dict["HOST"], settings_dict["PORT"] = saved
     assert response.status_code == 503
@@ -181,13 +225,13 @@ def test_an_unreachable_checkpointer_is_degraded_503():
 
 
 @pytest.mark.django_db(transaction=True)
-def test_an_unreachable_database_is_degraded_503():
+def test_an_unreachable_database_is_degraded_503(settings):
     settings_dict = connection.settings_dict
     saved = settings_dict["HOST"], settings_dict["PORT"]
     connection.close()
     settings_dict["HOST"], settings_dict["PORT"] = "127.0.0.1", str(free_port())
     try:
-        response = Client().get("/api/health")
+        response = monitor_health(settings)
     finally:
         connection.close()
         settings_dict["HOST"], settings_dict["PORT"] = saved
@@ -219,13 +263,19 @@ def test_public_docs_are_served_offline(settings):
 
 
 @pytest.mark.parametrize("path", ["/api/docs", "/api/openapi.json"])
-def test_staff_docs_are_for_logged_in_staff_only(settings, path):
+def test_staff_docs_are_for_staff_with_the_trace_permission_only(settings, path):
+    from django.contrib.auth.models import Permission
+
     settings.TWIN_API_DOCS = "staff"
     client = Client()
     error_of(client.get(path), 404, "not_found")
     client.force_login(User.objects.create_user("visitor", password="pw-123456789"))
     error_of(client.get(path), 404, "not_found")
-    client.force_login(User.objects.create_user("staff", password="pw-123456789", is_staff=True))
+    staff = User.objects.create_user("staff", password="pw-123456789", is_staff=True)
+    client.force_login(staff)
+    error_of(client.get(path), 404, "not_found")  # staff, but not given chat.view_trace
+    staff.user_permissions.add(Permission.objects.get(codename="view_trace"))
+    client.force_login(User.objects.get(pk=staff.pk))  # permissions are cached per user object
     assert client.get(path).status_code == 200
     settings.TWIN_API_DOCS = "off"
     error_of(client.get(path), 404, "not_found")

@@ -76,7 +76,7 @@ def test_without_a_token_configured_metrics_do_not_exist(settings):
     assert Client().get("/metrics", HTTP_AUTHORIZATION="Bearer anything-at-all-anything").status_code == 404
 
 
-def test_a_missing_or_wrong_token_is_401_and_either_token_or_staff_is_let_in(settings, seeded):
+def test_a_missing_or_wrong_token_is_401_and_either_token_or_permitted_staff_is_let_in(settings, seeded):
     settings.TWIN_METRICS_TOKEN, settings.TWIN_ADMIN_TOKEN = METRICS_TOKEN, ADMIN_TOKEN
     client = Client()
     missing = client.get("/metrics")
@@ -89,8 +89,14 @@ def test_a_missing_or_wrong_token_is_401_and_either_token_or_staff_is_let_in(set
         assert response.status_code == 200
         assert response["Content-Type"].startswith("text/plain; version=0.0.4")
     assert client.post("/metrics", HTTP_AUTHORIZATION=f"Bearer {METRICS_TOKEN}").status_code == 405
+    from django.contrib.auth.models import Permission
+
     staff = Client()
-    staff.force_login(User.objects.create_user("ops", password="pw-123456789", is_staff=True))
+    ops = User.objects.create_user("ops", password="pw-123456789", is_staff=True)
+    staff.force_login(ops)
+    assert staff.get("/metrics").status_code == 401  # staff, not given chat.view_trace
+    ops.user_permissions.add(Permission.objects.get(codename="view_trace"))
+    staff.force_login(User.objects.get(pk=ops.pk))
     assert staff.get("/metrics").status_code == 200
     visitor = Client()
     visitor.force_login(User.objects.create_user("visitor", password="pw-123456789"))

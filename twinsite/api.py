@@ -15,18 +15,20 @@ from ninja import NinjaAPI, Swagger
 
 from approvals.api import router as approvals_router
 from chat.api import router as chat_router
+from ops.access import staff_may_read
 from ops.api import router as ops_router
 from twinsite import api_errors
 
 
 def docs_gate(view):
     """``TWIN_API_DOCS``: ``public`` serves /api/docs and /api/openapi.json to everyone, ``staff``
-    to logged-in staff only, ``off`` to no one; the others get the API's 404. Read per request."""
+    to logged-in staff with ``chat.view_trace`` only, ``off`` to no one; the others get the API's
+    404. Read per request."""
 
     @wraps(view)
     def gated(request: HttpRequest, *args, **kwargs) -> HttpResponse:
         mode = settings.TWIN_API_DOCS
-        allowed = mode == "public" or (mode == "staff" and request.user.is_authenticated and request.user.is_staff)
+        allowed = mode == "public" or (mode == "staff" and staff_may_read(request.user))
         if not allowed:
             return api_errors.error_response(404, "not_found")
         return view(request, *args, **kwargs)

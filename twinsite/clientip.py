@@ -1,16 +1,22 @@
 """The client's IP address, for rate limits and (hashed) incident records.
 
-``REMOTE_ADDR`` (or the ASGI scope's client) unless ``TWIN_TRUSTED_PROXIES`` says how many
-reverse proxies in front of Twinsite append to ``X-Forwarded-For``: then the address that the
-outermost trusted proxy saw, counted from the right (the left part is whatever the client
-claimed, and cannot be trusted).
+``REMOTE_ADDR`` (or the ASGI scope's client) unless the peer is a trusted proxy: an address in
+``TWIN_TRUSTED_PROXY_CIDRS`` (default: the loopback). Then ``X-Forwarded-For`` is read from the
+right, one hop per trusted proxy (``TWIN_TRUSTED_PROXIES``, at most), for as long as the address
+stepped over is itself trusted: the first address no trusted proxy vouches for is the client.
+Whatever a client writes into the header itself sits further left and is never reached. A
+request that reaches daphne directly, from anywhere else, has its forwarded headers ignored
+(``ForwardedHeadersMiddleware`` drops them, ``X-Forwarded-Proto`` included).
 """
 
 from __future__ import annotations
 
 import ipaddress
+from functools import lru_cache
 
 from django.conf import settings
+
+_FORWARDED = ("HTTP_X_FORWARDED_FOR", "HTTP_X_FORWARDED_PROTO", "HTTP_X_FORWARDED_HOST", "HTTP_X_FORWARDED_PORT")
 
 
 def _key(address: str) -> str:
@@ -27,21 +33,39 @@ def _key(address: str) -> str:
     return str(ip)
 
 
+@lru_cache(maxsize=8)
+def _networks(cidrs: tuple[str, ...]) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    return tuple(ipaddress.ip_network(c, strict=False) for c in cidrs)
+
+
+def trusted_proxy(address: str) -> bool:
+    """Whether ``address`` is one of the proxies in ``TWIN_TRUSTED_PROXY_CIDRS``."""
+    if not settings.TWIN_TRUSTED_PROXIES:
+        return False
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return any(ip in network for network in _networks(tuple(settings.TWIN_TRUSTED_PROXY_CIDRS)))
+
+
 def _pick(remote: str, forwarded: str) -> str:
     return _key(_peer_or_forwarded(remote, forwarded))
 
 
 def _peer_or_forwarded(remote: str, forwarded: str) -> str:
-    proxies = settings.TWIN_TRUSTED_PROXIES
-    if proxies and forwarded:
-        hops = [hop.strip() for hop in forwarded.split(",") if hop.strip()]
-        if len(hops) >= proxies:
-            candidate = hops[-proxies]
-            try:
-                return str(ipaddress.ip_address(candidate))
-            except ValueError:
-                pass  # a malformed header: fall back to the peer
-    return remote or "unknown"
+    address = remote or "unknown"
+    hops = [hop.strip() for hop in forwarded.split(",") if hop.strip()]
+    for hop in list(reversed(hops))[:settings.TWIN_TRUSTED_PROXIES]:
+        if not trusted_proxy(address):
+            break
+        try:
+            address = str(ipaddress.ip_address(hop))
+        except ValueError:
+            break  # a malformed header: the last address a trusted proxy gave stands
+    return address
 
 
 def client_ip_from_request(request) -> str:
@@ -53,3 +77,17 @@ def client_ip_from_scope(scope: dict) -> str:
     headers = dict(scope.get("headers") or [])
     forwarded = headers.get(b"x-forwarded-for", b"").decode("latin-1")
     return _pick(client[0] or "", forwarded)
+
+
+class ForwardedHeadersMiddleware:
+    """Forwarded headers count only from a trusted proxy: from anyone else they are removed before
+    Django reads them (``SECURE_PROXY_SSL_HEADER`` believes X-Forwarded-Proto from any peer)."""
+
+    def __init__(self, get_response) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if not trusted_proxy(request.META.get("REMOTE_ADDR", "")):
+            for name in _FORWARDED:
+                request.META.pop(name, None)
+        return self.get_response(request)

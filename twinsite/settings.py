@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ipaddress
+import os
 import re
 import secrets
 from decimal import Decimal
@@ -21,6 +23,7 @@ from twinsite.env import (
     env_list,
     env_secret,
     env_str,
+    knowledge_owner_name,
 )
 from twinsite.settings_database import database_from_env
 from twinsite.settings_provider import provider_endpoint
@@ -99,6 +102,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "twinsite.clientip.ForwardedHeadersMiddleware",  # forwarded headers from trusted proxies only
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -241,7 +245,9 @@ LOGGING = {
 
 # --- Twinsite ------------------------------------------------------------------------------
 
-TWIN_OWNER_NAME = env_str("TWIN_OWNER_NAME", "Mira Jansen")
+# The owner's name, as the twin says it. Unset, it is the ``name:`` line of the knowledge
+# folder's ``owner.yaml`` (the shipped sample names its fictional owner there), else "the owner".
+TWIN_OWNER_NAME = env_str("TWIN_OWNER_NAME", "")
 
 # The embeddable twin (embed.js on other sites): the origins allowed to frame it, exactly as a
 # browser writes them ("https://mira.example", no path), and the launcher's label and colour.
@@ -256,6 +262,7 @@ if not re.fullmatch(r"#[0-9a-fA-F]{6}", TWIN_EMBED_COLOR):
 
 # Knowledge base
 TWIN_KNOWLEDGE_DIR = Path(env_str("TWIN_KNOWLEDGE_DIR", str(BASE_DIR / "knowledge" / "content"))).resolve()
+TWIN_OWNER_NAME = TWIN_OWNER_NAME or knowledge_owner_name(TWIN_KNOWLEDGE_DIR) or "the owner"
 # Embedding models, first = primary (full-text rows, relevance). Several are fused by rank.
 TWIN_EMBEDDERS = env_list("TWIN_EMBEDDERS", "e5,use")
 if not TWIN_EMBEDDERS or any(e not in ("e5", "use", "api") for e in TWIN_EMBEDDERS) \
@@ -321,6 +328,16 @@ TWIN_BUDGET_RESERVATION_TTL = env_duration("TWIN_BUDGET_RESERVATION_TTL", "10m",
 
 # Limits per visitor (client IP), shared by every process through Postgres
 TWIN_TRUSTED_PROXIES = env_int("TWIN_TRUSTED_PROXIES", 0, minimum=0, maximum=5)  # proxies adding X-Forwarded-For
+# Where those proxies connect from: forwarded headers from any other peer are ignored
+# (twinsite.clientip). The loopback unless set; a proxy in another container or host needs its
+# address here (compose.yaml sets the container network's).
+TWIN_TRUSTED_PROXY_CIDRS = env_list("TWIN_TRUSTED_PROXY_CIDRS", "127.0.0.1/32,::1/128")
+TWIN_TRUSTED_PROXY_CIDRS_SET = "TWIN_TRUSTED_PROXY_CIDRS" in os.environ
+for _cidr in TWIN_TRUSTED_PROXY_CIDRS:
+    try:
+        ipaddress.ip_network(_cidr, strict=False)
+    except ValueError as _exc:
+        raise ImproperlyConfigured(f"TWIN_TRUSTED_PROXY_CIDRS: {_cidr!r} is not a network ({_exc})") from None
 
 
 def _limit(name: str, default: str) -> str:

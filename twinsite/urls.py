@@ -23,9 +23,11 @@ urlpatterns = [
     path("", chat_views.chat_page, name="chat"),
     path("favicon.ico", FaviconView.as_view()),
     path("new/", chat_views.new_conversation, name="chat-new"),
+    path("start/", chat_views.conversation_start, name="chat-start"),  # the first question's conversation
     path("embed.js", chat_views.embed_script, name="embed-script"),
     path("embed/", chat_views.embed_page, name="embed"),
     path("embed/config", chat_views.embed_config, name="embed-config"),
+    path("embed/start", chat_views.embed_start, name="embed-start"),
     path("i18n/", include("django.conf.urls.i18n")),  # set_language: the page's language switch
     path("sources/<slug:slug>/", knowledge_views.source_page, name="source"),
     path("why/<int:message_id>/", chat_views.why_panel, name="why"),

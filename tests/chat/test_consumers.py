@@ -149,8 +149,8 @@ async def test_two_sockets_on_one_conversation_do_not_run_turns_at_once():
     assert turns == 1
 
 
-async def test_staff_sockets_get_the_turns_diagnostics():
-    from django.contrib.auth.models import User
+async def test_staff_sockets_with_the_trace_permission_get_the_turns_diagnostics():
+    from django.contrib.auth.models import Permission, User
     from django.test import Client
 
     from chat.admission import SESSION_KEY
@@ -160,7 +160,9 @@ async def test_staff_sockets_get_the_turns_diagnostics():
     @database_sync_to_async
     def staff_session() -> str:
         client = Client()
-        client.force_login(User.objects.create_user("staffer", password="pw-123456789", is_staff=True))
+        staffer = User.objects.create_user("staffer", password="pw-123456789", is_staff=True)
+        staffer.user_permissions.add(Permission.objects.get(codename="view_trace"))
+        client.force_login(staffer)
         session = client.session
         session[SESSION_KEY] = str(conversation.pk)
         session.save()

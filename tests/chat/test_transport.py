@@ -8,6 +8,7 @@ import json
 import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
+from django.http import HttpResponse
 from django.test import RequestFactory
 
 from chat.models import Message
@@ -15,13 +16,14 @@ from chat.services import conversation_create
 from guards.limits import Limit, hit
 from tests.conftest import session_headers
 from twinsite.asgi import application
-from twinsite.clientip import client_ip_from_request
+from twinsite.clientip import client_ip_from_request, client_ip_from_scope
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("kb", "checkpoint_pool")]
 
 
 async def open_socket(conversation_id, headers) -> WebsocketCommunicator:
     communicator = WebsocketCommunicator(application, f"/ws/chat/{conversation_id}/", headers=headers)
+    communicator.scope["client"] = ("127.0.0.1", 50000)  # as behind a proxy on this host
     connected, _ = await communicator.connect()
     assert connected
     return communicator
@@ -100,6 +102,44 @@ async def test_turns_per_client_address_are_limited_across_conversations(setting
     assert await database_sync_to_async(Message.objects.filter(role="user").count)() == 3
 
 
+async def test_refusals_are_counted_not_written_one_row_each_and_a_flooding_socket_is_closed(settings):
+    from guards.models import GuardIncident
+
+    settings.TWIN_RATE_TURNS = "0/10m"  # every question of this address is over the limit
+    settings.TWIN_TRUSTED_PROXIES = 1
+    sockets = []
+    for _ in range(3):
+        conversation = await database_sync_to_async(conversation_create)()
+        communicator = await open_socket(conversation.pk, await session_headers(conversation.pk, ip="198.51.100.9"))
+        sockets.append(communicator)
+        codes = []
+        for _ in range(3):  # the visitor (or a script) keeps asking
+            await communicator.send_to(text_data=json.dumps({"type": "ask", "text": "Waar woont ze?"}))
+            codes.append(json.loads(await communicator.receive_from(timeout=10))["code"])
+        assert codes == ["rate_limited"] * 3
+        assert (await communicator.receive_output(timeout=5)) == {"type": "websocket.close", "code": 4429}
+    rows = await database_sync_to_async(lambda: list(GuardIncident.objects.values_list("guard", "rule", "count")))()
+    assert rows == [("rate_limit", "turns_per_ip", 9)]  # nine refusals, one row
+    assert await database_sync_to_async(Message.objects.count)() == 0
+
+
+async def test_sync_frames_are_throttled_per_socket(settings, monkeypatch):
+    from chat import consumers
+
+    monkeypatch.setattr(consumers, "SYNC_RATE", 3)
+    conversation = await database_sync_to_async(conversation_create)()
+    communicator = await open_socket(conversation.pk, await session_headers(conversation.pk))
+    try:
+        types = []
+        for _ in range(5):
+            await communicator.send_to(text_data=json.dumps({"type": "sync"}))
+            event = json.loads(await communicator.receive_from(timeout=10))
+            types.append(event["type"] if event["type"] != "error" else event["code"])
+        assert types == ["history"] * 3 + ["rate_limited"] * 2
+    finally:
+        await communicator.disconnect()
+
+
 async def test_open_sockets_per_address_are_limited(settings):
     settings.TWIN_MAX_SOCKETS_PER_IP = 2
     conversation = await database_sync_to_async(conversation_create)()
@@ -123,16 +163,76 @@ async def test_open_sockets_per_address_are_limited(settings):
 
 def test_the_client_address_trusts_only_the_configured_proxies(settings):
     factory = RequestFactory()
+    settings.TWIN_TRUSTED_PROXY_CIDRS = ["10.0.0.0/8"]
     request = factory.get("/", REMOTE_ADDR="10.0.0.1", HTTP_X_FORWARDED_FOR="6.6.6.6, 203.0.113.5")
     settings.TWIN_TRUSTED_PROXIES = 0
     assert client_ip_from_request(request) == "10.0.0.1"  # the header is ignored
     settings.TWIN_TRUSTED_PROXIES = 1
     assert client_ip_from_request(request) == "203.0.113.5"  # what our proxy saw, not what the client claimed
     settings.TWIN_TRUSTED_PROXIES = 3
-    assert client_ip_from_request(request) == "10.0.0.1"  # fewer hops than proxies: not trusted
+    # 203.0.113.5 is no proxy of ours: what it claims about 6.6.6.6 is not believed
+    assert client_ip_from_request(request) == "203.0.113.5"
     request = factory.get("/", REMOTE_ADDR="10.0.0.1", HTTP_X_FORWARDED_FOR="not-an-ip")
     settings.TWIN_TRUSTED_PROXIES = 1
     assert client_ip_from_request(request) == "10.0.0.1"
+
+
+def test_forwarded_headers_count_only_from_a_trusted_proxy_address(settings):
+    """Daphne reachable directly (the Dockerfile binds 0.0.0.0): a visitor who writes
+    X-Forwarded-For or X-Forwarded-Proto themselves gains nothing."""
+    factory = RequestFactory()
+    settings.TWIN_TRUSTED_PROXIES = 1
+    settings.TWIN_TRUSTED_PROXY_CIDRS = ["127.0.0.1/32", "::1/128"]
+    direct = factory.get("/", REMOTE_ADDR="198.51.100.9", HTTP_X_FORWARDED_FOR="203.0.113.77")
+    assert client_ip_from_request(direct) == "198.51.100.9"
+    proxied = factory.get("/", REMOTE_ADDR="127.0.0.1", HTTP_X_FORWARDED_FOR="203.0.113.77")
+    assert client_ip_from_request(proxied) == "203.0.113.77"
+    scope = {"client": ("198.51.100.9", 5555), "headers": [(b"x-forwarded-for", b"203.0.113.77")]}
+    assert client_ip_from_scope(scope) == "198.51.100.9"
+    assert client_ip_from_scope({**scope, "client": ("::1", 5555)}) == "203.0.113.77"
+    # two proxies (a CDN before nginx): the CDN's hop counts only when the CDN's address is listed
+    settings.TWIN_TRUSTED_PROXIES = 2
+    chained = factory.get("/", REMOTE_ADDR="127.0.0.1", HTTP_X_FORWARDED_FOR="6.6.6.6, 192.0.2.10, 203.0.113.5")
+    assert client_ip_from_request(chained) == "203.0.113.5"
+    settings.TWIN_TRUSTED_PROXY_CIDRS = ["127.0.0.1/32", "203.0.113.0/24"]
+    assert client_ip_from_request(chained) == "192.0.2.10"
+
+
+def test_x_forwarded_proto_from_an_untrusted_peer_is_dropped(client, settings):
+    from twinsite.clientip import ForwardedHeadersMiddleware
+
+    seen = {}
+
+    def view(request):
+        seen.update(request.META)
+        return HttpResponse("ok")
+
+    settings.TWIN_TRUSTED_PROXIES = 1
+    settings.TWIN_TRUSTED_PROXY_CIDRS = ["127.0.0.1/32"]
+    middleware = ForwardedHeadersMiddleware(view)
+    factory = RequestFactory()
+    middleware(factory.get("/", REMOTE_ADDR="198.51.100.9", HTTP_X_FORWARDED_PROTO="https",
+                           HTTP_X_FORWARDED_FOR="203.0.113.77"))
+    assert "HTTP_X_FORWARDED_PROTO" not in seen and "HTTP_X_FORWARDED_FOR" not in seen
+    middleware(factory.get("/", REMOTE_ADDR="127.0.0.1", HTTP_X_FORWARDED_PROTO="https"))
+    assert seen["HTTP_X_FORWARDED_PROTO"] == "https"
+    # and the whole stack: a direct request that claims HTTPS is not treated as secure
+    settings.TWIN_TRUSTED_PROXY_CIDRS = ["10.9.9.9/32"]
+    assert client.get("/api/health", HTTP_X_FORWARDED_PROTO="https", REMOTE_ADDR="198.51.100.9").wsgi_request \
+        .is_secure() is False
+
+
+def test_trusting_proxies_without_their_addresses_warns(settings):
+    from ops.checks import proxy_addresses
+
+    settings.TWIN_TRUSTED_PROXIES = 1
+    settings.TWIN_TRUSTED_PROXY_CIDRS_SET = False
+    assert [w.id for w in proxy_addresses()] == ["twinsite.W001"]
+    settings.TWIN_TRUSTED_PROXY_CIDRS_SET = True
+    assert proxy_addresses() == []
+    settings.TWIN_TRUSTED_PROXIES = 0
+    settings.TWIN_TRUSTED_PROXY_CIDRS_SET = False
+    assert proxy_addresses() == []
 
 
 def test_new_conversations_and_admin_logins_are_limited_per_address(client, settings):
@@ -140,11 +240,11 @@ def test_new_conversations_and_admin_logins_are_limited_per_address(client, sett
     settings.TWIN_RATE_LOGIN = "2/10m"
     from django.test import Client
 
-    statuses = [Client().get("/").status_code for _ in range(4)]  # no cookies: a new conversation each time
-    assert statuses == [200, 200, 200, 429]
-    response = Client().get("/")
+    statuses = [Client().post("/start/").status_code for _ in range(4)]  # no cookies: a new conversation each time
+    assert statuses == [201, 201, 201, 429]
+    response = Client().post("/start/")
     assert response.status_code == 429 and int(response["Retry-After"]) > 0
-    assert client.get("/").status_code == 429 and client.get("/").status_code == 429  # same address
+    assert client.post("/start/").status_code == 429 and client.get("/").status_code == 200  # the page still loads
     logins = [Client().post("/admin/login/", {"username": "x", "password": "y"}).status_code for _ in range(3)]
     assert logins == [200, 200, 429]
 

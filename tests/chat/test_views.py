@@ -8,26 +8,57 @@ from chat.models import Conversation, Feedback, Message
 pytestmark = pytest.mark.django_db
 
 
-def test_page_creates_and_keeps_one_conversation_per_session(client):
+def test_loading_the_page_writes_nothing_and_the_first_question_starts_one_conversation(client):
     first = client.get("/")
-    assert first.status_code == 200
-    conversation = Conversation.objects.get()
+    assert first.status_code == 200 and Conversation.objects.count() == 0  # a look costs no row
     html = first.content.decode()
-    assert f'data-conversation="{conversation.pk}"' in html and 'src="/static/chat.js"' in html
+    assert 'data-conversation=""' in html and 'data-start="/start/"' in html and 'src="/static/chat.js"' in html
     assert "<style" not in html and "<script>" not in html  # no inline style or script
     csp = first["Content-Security-Policy"]
     assert "script-src 'self'" in csp and "unsafe-inline" not in csp
     assert b"offline mode" in first.content
+    started = client.post("/start/")
+    assert started.status_code == 201
+    conversation = Conversation.objects.get()
+    assert started.json() == {"conversation": str(conversation.pk)}
+    assert client.post("/start/").json() == {"conversation": str(conversation.pk)}  # the session keeps it
     Message.objects.create(conversation=conversation, role="user", content="Hello twin")
     second = client.get("/")
-    assert Conversation.objects.count() == 1 and b"Hello twin" in second.content
+    assert f'data-conversation="{conversation.pk}"' in second.content.decode() and b"Hello twin" in second.content
+    assert Conversation.objects.count() == 1
     client.post("/new/")
     client.get("/")
-    assert Conversation.objects.count() == 2
+    assert Conversation.objects.count() == 1
+    assert client.post("/start/").status_code == 201 and Conversation.objects.count() == 2
+
+
+def test_page_loads_are_never_limited_new_conversations_are(settings):
+    """An office behind one address, a crawler, or another site with 30 <img src="/">: the page
+    always loads; only conversations that ask something count against the address."""
+    from django.test import Client
+
+    settings.TWIN_RATE_CONVERSATIONS = "3/10m"
+    assert [Client().get("/").status_code for _ in range(30)] == [200] * 30
+    assert Conversation.objects.count() == 0
+    starts = [Client().post("/start/") for _ in range(4)]
+    assert [r.status_code for r in starts] == [201, 201, 201, 429]
+    refused = starts[-1].json()["error"]
+    assert refused["code"] == "rate_limited" and refused["retry_after"] > 0 and starts[-1]["Retry-After"]
+    assert Conversation.objects.count() == 3 and Client().get("/").status_code == 200
+
+
+def test_starting_a_conversation_needs_the_csrf_token():
+    from django.test import Client
+
+    browser = Client(enforce_csrf_checks=True)
+    browser.get("/")
+    assert browser.post("/start/").status_code == 403
+    token = browser.cookies["csrftoken"].value
+    assert browser.post("/start/", HTTP_X_CSRFTOKEN=token).status_code == 201
 
 
 def test_feedback_only_on_own_answers(client):
-    client.get("/")
+    client.post("/start/")
     client.cookies["csrftoken"] = "a" * 32
     client.defaults["HTTP_X_CSRFTOKEN"] = "a" * 32
     mine = Conversation.objects.get()
@@ -87,6 +118,7 @@ def test_feedback_needs_json_and_the_csrf_token():
 
     browser = Client(enforce_csrf_checks=True)
     browser.get("/")
+    browser.post("/start/", HTTP_X_CSRFTOKEN=browser.cookies["csrftoken"].value)
     answer = Message.objects.create(conversation=Conversation.objects.get(), role="assistant", content="An answer")
     body = f'{{"message_id": {answer.pk}, "rating": 1}}'
     # another site's form can send text/plain, but not our token
@@ -98,7 +130,7 @@ def test_feedback_needs_json_and_the_csrf_token():
 
 
 @pytest.mark.django_db(transaction=True)
-def test_why_panel_is_for_staff_only(client, kb):
+def test_why_panel_is_for_staff_with_the_trace_permission_only(client, kb):
     import asyncio
 
     from django.contrib.auth.models import User
@@ -127,6 +159,11 @@ def test_why_panel_is_for_staff_only(client, kb):
     assert client.get(f"/why/{result.message_id}/").status_code == 403  # logged in, not staff
     staff = User.objects.create_user("staff", password="pw-123456789", is_staff=True)
     client.force_login(staff)
+    assert client.get(f"/why/{result.message_id}/").status_code == 403  # staff, not given chat.view_trace
+    from django.contrib.auth.models import Permission
+
+    staff.user_permissions.add(Permission.objects.get(codename="view_trace"))
+    client.force_login(User.objects.get(pk=staff.pk))
     html = client.get(f"/why/{result.message_id}/").content.decode()
     assert "Why this answer" in html and "What has she built?" in html and "search_knowledge" in html
     assert "<meter" in html and "Curriculum Vitae" in html and "System prompt as it ran" in html

@@ -271,10 +271,11 @@ def test_owner_approves_in_the_admin_and_the_open_chat_updates_without_a_reload(
 
 @needs_browser
 def test_staff_open_the_why_panel_and_visitors_have_none(server):
-    from django.contrib.auth.models import User
+    from django.contrib.auth.models import Permission, User
     from playwright.sync_api import sync_playwright
 
-    User.objects.create_user("staffer", password="staff-pass-123", is_staff=True)
+    staffer = User.objects.create_user("staffer", password="staff-pass-123", is_staff=True)
+    staffer.user_permissions.add(Permission.objects.get(codename="view_trace"))
     with sync_playwright() as pw:
         browser = launch(pw)
         staff, staff_watch = visitor_page(browser, locale="en-GB")

@@ -9,6 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from chat.models import Conversation
 from tests.e2e.test_chat_page import (  # noqa: F401 (fixtures)
     Watch,
     launch,
@@ -123,8 +124,17 @@ def test_the_embedded_page_may_be_framed_only_by_the_listed_origins(client, kb, 
     assert "frame-ancestors 'self' https://mira.example" in boot["Content-Security-Policy"]
     assert "X-Frame-Options" not in boot
     page = client.get("/embed/?new=1&lang=nl")
-    assert page.status_code == 200 and 'data-token="' in page.content.decode() and '<html lang="nl">' in \
-        page.content.decode()
+    html = page.content.decode()
+    assert page.status_code == 200 and 'data-embedded="1"' in html and '<html lang="nl">' in html
+    assert "data-token" not in html and Conversation.objects.count() == 0  # nothing until the first question
+    # the frame's first question: a conversation and its token, for the frame's own origin only
+    assert client.post("/embed/start", HTTP_ORIGIN="https://evil.example").status_code == 403
+    assert client.post("/embed/start").status_code == 403  # no Origin: not the frame
+    started = client.post("/embed/start", HTTP_ORIGIN="http://testserver")
+    assert started.status_code == 201 and Conversation.objects.count() == 1
+    from chat.embed import conversation_from_token
+
+    assert conversation_from_token(started.json()["token"]) == started.json()["conversation"]
     assert client.get("/").get("X-Frame-Options") == "DENY"  # the normal page is never framed
     allowed = client.get("/embed/config", HTTP_ORIGIN="https://mira.example").json()
     refused = client.get("/embed/config", HTTP_ORIGIN="https://evil.example")

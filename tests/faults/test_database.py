@@ -15,16 +15,19 @@ from chat.texts import text as say
 from tests.fakes.openai_server import FakeOpenAI, Reply, sse_text
 from tests.faults.conftest import Daphne, TcpProxy, Visitor, fake_provider_env, session_cookie, twin_env
 
+MONITOR = "monitor-token-" + "m" * 24  # the health report's parts are for a monitor with the metrics token
+
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_postgres_gone_mid_turn_fails_closed_and_the_server_recovers_without_a_restart(tmp_path, processes):
+    monitor = {"Authorization": f"Bearer {MONITOR}"}
     proxy = TcpProxy(int(connection.settings_dict["PORT"]))
     unavailable = say("error.unavailable", "en")
     try:
         with FakeOpenAI() as fake, httpx.Client(timeout=30) as http:
             fake.add(Reply(chunks=sse_text(*(f"word{i} " for i in range(30))), delay=0.05))
-            env = twin_env(db_port=proxy.port, **fake_provider_env(fake.base_url))
+            env = twin_env(db_port=proxy.port, TWIN_METRICS_TOKEN=MONITOR, **fake_provider_env(fake.base_url))
             conversation = conversation_create()
             cookie = session_cookie(conversation.pk)
             server = Daphne(env, tmp_path / "daphne.log")
@@ -47,7 +50,7 @@ def test_postgres_gone_mid_turn_fails_closed_and_the_server_recovers_without_a_r
             # Pages, the API and new sockets answer 503 / a code, never a 500.
             page = http.get(server.url + "/", headers={"Cookie": cookie})
             assert (page.status_code, page.headers["Retry-After"]) == (503, "30") and unavailable in page.text
-            health = http.get(server.url + "/api/health")
+            health = http.get(server.url + "/api/health", headers=monitor)
             assert health.status_code == 503 and health.json()["database"] == {"ok": False}
             chat = http.post(server.url + "/api/chat", json={"text": "Hello?"}, headers={"Cookie": cookie})
             assert (chat.status_code, chat.json()["error"]["code"]) == (503, "unavailable")
@@ -58,7 +61,7 @@ def test_postgres_gone_mid_turn_fails_closed_and_the_server_recovers_without_a_r
             assert closed.value.rcvd.code == 4503  # as HTTP 503
 
             proxy.restore()  # Postgres is back: no restart, the pools and connections heal
-            assert http.get(server.url + "/api/health").status_code == 200
+            assert http.get(server.url + "/api/health", headers=monitor).status_code == 200
             fake.add(Reply(chunks=sse_text("Back ", "again.")))
             visitor.send({"type": "ask", "text": "And now?"})
             done = visitor.until("done")[-1]
