@@ -18,7 +18,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
 from chat.admission import SESSION_KEY, conversation_owned, rejection_event, turn_admit, turn_events
-from chat.embed import conversation_from_token
+from chat.embed import SOCKET_PROTOCOL, conversation_from_token, socket_token
 from chat.locks import conversation_running
 from chat.models import Conversation
 from chat.selectors import conversation_since
@@ -59,7 +59,9 @@ class ChatConsumer(AsyncWebsocketConsumer):
         query = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
         # the page's language: the embedded chat says it (?lang=), else switch cookie, else browser
         self.lang = language(query["lang"][0]) if query.get("lang") else language_from_scope(self.scope)
-        embedded = conversation_from_token((query.get("t") or [""])[0])  # the embedded chat's token
+        # the embedded chat's token, offered as a subprotocol (never in the URL: chat.embed)
+        offered = self.scope.get("subprotocols") or []
+        embedded = conversation_from_token(socket_token(offered))
         raw = self.scope["url_route"]["kwargs"]["conversation_id"]
         try:
             conversation_id = uuid.UUID(raw)
@@ -68,7 +70,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
         exists = conversation_id is not None and await database_sync_to_async(
             Conversation.objects.filter(pk=conversation_id).exists
         )()
-        await self.accept()
+        await self.accept(subprotocol=SOCKET_PROTOCOL if SOCKET_PROTOCOL in offered else None)
         if not exists:
             await self.error("unknown_conversation")
             await self.close(code=4404)

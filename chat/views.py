@@ -8,7 +8,7 @@ from django.utils.csp import CSP
 from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csp import csp_override
 from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from approvals.models import PendingApproval
 from chat.admission import SESSION_KEY
@@ -123,22 +123,27 @@ def embed_config(request: HttpRequest) -> JsonResponse:
     return _cors(JsonResponse(body), origin)
 
 
+@csrf_exempt  # a POST here carries the conversation's token, which is its own credential
 @xframe_options_exempt
+@require_http_methods(["GET", "POST"])
 def embed_page(request: HttpRequest) -> HttpResponse:
-    """The chat inside the iframe. Its conversation comes from a signed token (``?t=``), not a
-    cookie; framing is allowed only to TWIN_EMBED_ORIGINS (CSP frame-ancestors). A new chat
-    (``?new=1``) writes nothing until its first question (``embed_start``)."""
+    """The chat inside the iframe; framing is allowed only to TWIN_EMBED_ORIGINS (CSP
+    frame-ancestors), nothing of it is cached. ``GET /embed/`` is the boot page, which finds the
+    frame's token (its own storage, else the host page's by postMessage) and posts it here
+    (``POST /embed/`` with ``t``): the conversation's page, with a renewed token. ``?new=1``: a
+    chat that writes nothing until its first question (``embed_start``). A token in the URL is
+    never read (chat.embed)."""
     lang = language(request.GET.get("lang") or request.LANGUAGE_CODE)
-    if "t" not in request.GET and "new" not in request.GET:
-        # First the page's own storage is asked for a conversation it already has (static/embed-boot.js).
-        return _frameable(render(request, "chat/embed_boot.html"))
-    conversation_id = conversation_from_token(request.GET.get("t"))
+    host = request.GET.get("host", "")
+    host = host if origin_allowed(host) else ""
+    if request.method == "GET" and "new" not in request.GET:
+        return _frameable(render(request, "chat/embed_boot.html", {"host": host}))
+    conversation_id = conversation_from_token(request.POST.get("t")) if request.method == "POST" else None
     conversation = Conversation.objects.filter(pk=conversation_id).first() if conversation_id else None
     with translation.override(lang):
         response = render(request, "chat/index.html", _chat_context(conversation, lang) | {
             "embedded": True, "token": conversation_token(conversation.pk) if conversation else "", "lang": lang,
-            # the embedding page, told the token by postMessage: only an origin on the list
-            "host": request.GET["host"] if origin_allowed(request.GET.get("host", "")) else "",
+            "host": host,  # the embedding page, told the token by postMessage: only an origin on the list
         })
     return _frameable(response)
 
@@ -160,8 +165,10 @@ def embed_start(request: HttpRequest) -> JsonResponse:
 
 
 def _frameable(response: HttpResponse) -> HttpResponse:
-    """The visitor's policy, with framing allowed to the listed origins only."""
+    """The visitor's policy, with framing allowed to the listed origins only; never stored by a
+    cache (the page can hold a conversation and its token)."""
     response._csp_config = {**VISITOR_CSP, "frame-ancestors": [CSP.SELF, *settings.TWIN_EMBED_ORIGINS]}
+    response["Cache-Control"] = "no-store"
     return response
 
 

@@ -251,8 +251,11 @@
   function connect() {
     const scheme = location.protocol === "https:" ? "wss" : "ws";
     synced = false; updateSend();
-    const auth = token ? `?t=${encodeURIComponent(token)}&lang=${page.dataset.lang}` : "";
-    socket = new WebSocket(`${scheme}://${location.host}/ws/chat/${conversationId}/${auth}`);
+    // the embedded chat's token goes as a subprotocol, never in the URL (access logs keep URLs)
+    const query = embedded ? `?lang=${page.dataset.lang}` : "";
+    const protocols = token ? ["twinsite", "twinsite-token." + btoa(token).replace(/\+/g, "-").replace(/\//g, "_")
+      .replace(/=+$/, "")] : [];
+    socket = new WebSocket(`${scheme}://${location.host}/ws/chat/${conversationId}/${query}`, protocols);
     socket.onopen = () => {
       retryDelay = 1000;
       // first what this page missed (answers that finished while it was away), then questions

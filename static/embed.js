@@ -53,8 +53,16 @@
   // storage): kept here, in this site's storage, so a reload finds the conversation again.
   const KEY = "twinsite-token";
   window.addEventListener("message", (e) => {
-    if (e.origin === base && e.data && e.data.type === "twinsite-token" && typeof e.data.token === "string") {
-      try { localStorage.setItem(KEY, e.data.token); } catch { /* storage blocked */ }
+    if (e.origin !== base || !e.data) return;
+    if (e.data.type === "twinsite-token" && typeof e.data.token === "string") {
+      try {
+        if (e.data.token) localStorage.setItem(KEY, e.data.token); else localStorage.removeItem(KEY);
+      } catch { /* storage blocked */ }
+    } else if (e.data.type === "twinsite-token-request" && frame && e.source === frame.contentWindow) {
+      // the frame asks for the conversation this site keeps: told by message, never in its URL
+      let token = "";
+      try { token = localStorage.getItem(KEY) || ""; } catch { /* storage blocked */ }
+      frame.contentWindow.postMessage({type: "twinsite-token", token}, base);
     }
   });
   let config = null;
@@ -73,11 +81,7 @@
     }
     if (!frame) {
       frame = document.createElement("iframe");
-      let token = null;
-      try { token = localStorage.getItem(KEY); } catch { /* storage blocked */ }
-      const query = new URLSearchParams({lang, host: location.origin});
-      query.set(token ? "t" : "new", token || "1");
-      frame.src = `${base}/embed/?${query}`;
+      frame.src = `${base}/embed/?${new URLSearchParams({lang, host: location.origin})}`;
       frame.title = config.label;
       frame.allow = "clipboard-write";
       css(frame, {border: "0", width: "100%", height: "100%", colorScheme: "normal"});

@@ -252,6 +252,8 @@ TWIN_OWNER_NAME = env_str("TWIN_OWNER_NAME", "")
 # The embeddable twin (embed.js on other sites): the origins allowed to frame it, exactly as a
 # browser writes them ("https://mira.example", no path), and the launcher's label and colour.
 TWIN_EMBED_ORIGINS = env_list("TWIN_EMBED_ORIGINS")
+# How long an embedded chat's token opens its conversation; renewed on every visit.
+TWIN_EMBED_TOKEN_DAYS = env_int("TWIN_EMBED_TOKEN_DAYS", 7, minimum=1, maximum=365)
 for _origin in TWIN_EMBED_ORIGINS:
     if not re.fullmatch(r"https?://[a-z0-9.\-]+(?::\d{1,5})?", _origin):
         raise ImproperlyConfigured(f"TWIN_EMBED_ORIGINS: {_origin!r} is not an origin like https://example.org")

@@ -144,13 +144,67 @@ def test_the_embedded_page_may_be_framed_only_by_the_listed_origins(client, kb, 
     assert script["Content-Type"].startswith("text/javascript") and len(script.content) < 10_000
 
 
-def test_a_forged_or_foreign_token_opens_nothing(client, kb):
+def test_a_token_opens_its_conversation_only_when_posted_never_from_a_url(client, kb):
+    """Conversation fixation: a link with someone's token must not show or continue their chat,
+    and no URL (access logs, history) ever carries a token."""
     from chat.embed import conversation_token
     from chat.services import conversation_create
 
     theirs = conversation_create()
-    page = client.get(f"/embed/?t={conversation_token(theirs.pk)[:-2]}xx")  # tampered: a new conversation
-    assert str(theirs.pk) not in page.content.decode()
+    token = conversation_token(theirs.pk)
+    for url in (f"/embed/?t={token}", f"/embed/?new=1&t={token}"):
+        page = client.get(url)
+        assert str(theirs.pk) not in page.content.decode() and token not in page.content.decode()
+        assert page["Cache-Control"] == "no-store"
+    opened = client.post("/embed/?lang=en", {"t": token})
+    html = opened.content.decode()
+    assert opened.status_code == 200 and f'data-conversation="{theirs.pk}"' in html
+    assert 'data-token="' in html and opened["Cache-Control"] == "no-store"
+    tampered = client.post("/embed/", {"t": token[:-2] + "xx"})
+    assert str(theirs.pk) not in tampered.content.decode()
     reply = client.post("/api/feedback", {"message_id": 1, "rating": 1}, content_type="application/json",
                         HTTP_X_TWIN_TOKEN="forged")
     assert reply.status_code == 403 and reply.json()["error"]["code"] == "bad_token"
+
+
+def test_an_embed_token_expires_after_its_days(kb, settings, monkeypatch):
+    import time
+
+    from chat.embed import conversation_from_token, conversation_token
+    from chat.services import conversation_create
+
+    conversation = conversation_create()
+    token = conversation_token(conversation.pk)
+    settings.TWIN_EMBED_TOKEN_DAYS = 7
+    assert conversation_from_token(token) == str(conversation.pk)
+    now = time.time()
+    monkeypatch.setattr(time, "time", lambda: now + 8 * 86_400)  # eight days on
+    assert conversation_from_token(token) is None
+
+
+async def test_the_socket_takes_the_token_as_a_subprotocol_not_from_its_url(kb):
+    import base64
+    import json
+
+    from channels.db import database_sync_to_async
+    from channels.testing import WebsocketCommunicator
+
+    from chat.embed import conversation_token
+    from chat.services import conversation_create
+    from twinsite.asgi import application
+
+    conversation = await database_sync_to_async(conversation_create)()
+    token = conversation_token(conversation.pk)
+    origin = [(b"origin", b"http://127.0.0.1:8000")]
+    in_url = WebsocketCommunicator(application, f"/ws/chat/{conversation.pk}/?t={token}", headers=origin)
+    assert (await in_url.connect())[0]
+    assert json.loads(await in_url.receive_from(timeout=10))["code"] == "forbidden"
+    await in_url.disconnect()
+    encoded = base64.urlsafe_b64encode(token.encode()).decode().rstrip("=")
+    offered = WebsocketCommunicator(application, f"/ws/chat/{conversation.pk}/", headers=origin,
+                                    subprotocols=["twinsite", f"twinsite-token.{encoded}"])
+    connected, protocol = await offered.connect()
+    assert connected and protocol == "twinsite"
+    await offered.send_to(text_data=json.dumps({"type": "sync"}))
+    assert json.loads(await offered.receive_from(timeout=10))["type"] == "history"
+    await offered.disconnect()
