@@ -20,9 +20,15 @@ class StrictArgs(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
+# An address the owner can reply to: one @, a dotted domain, no spaces (RFC 5321's lengths).
+# Not every address RFC 5322 allows, but never a name or a sentence ("Mira jansen").
+EMAIL_PATTERN = r"^[^@\s]{1,64}@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}$"
+
+
 class ContactArgs(StrictArgs):
-    visitor_name: str | None = Field(max_length=200, description="The visitor's name, if given.")
-    visitor_email: str | None = Field(max_length=254, description="The visitor's e-mail, if given.")
+    visitor_name: str | None = Field(min_length=1, max_length=200, description="The visitor's name, if given.")
+    visitor_email: str | None = Field(max_length=254, pattern=EMAIL_PATTERN,
+                                      description="The visitor's e-mail address, if given (name@domain.tld).")
     message: str = Field(min_length=1, max_length=4000,
                          description="The message for the owner, in the visitor's words.")
 

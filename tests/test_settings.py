@@ -100,8 +100,8 @@ def _production_env(**env: str) -> dict[str, str]:
     return environment | {
         "DEBUG": "0", "SECRET_KEY": "k3y-" + "x7" * 30, "ALLOWED_HOSTS": "twin.example.com",
         "CSRF_TRUSTED_ORIGINS": "https://twin.example.com", "TWIN_TRUSTED_PROXIES": "1",
-        "TWIN_TRUSTED_PROXY_CIDRS": "127.0.0.1/32", "DATABASE_URL": url, "EMAIL_HOST": "smtp.example.com", "TWIN_OWNER_EMAIL": "owner@example.com",
-        "DEFAULT_FROM_EMAIL": "twin@example.com",
+        "TWIN_TRUSTED_PROXY_CIDRS": "127.0.0.1/32", "DATABASE_URL": url, "EMAIL_HOST": "smtp.example.com",
+        "TWIN_OWNER_EMAIL": "owner@example.com", "DEFAULT_FROM_EMAIL": "twin@example.com",
     } | env
 
 

@@ -29,6 +29,8 @@ class TurnRecorder:
     view_tokens: int = 0
     error: str = ""
     tokens_forwarded: bool = False
+    usage_estimated: bool = False  # a call's provider reported no usage: counted by estimate
+    markup_removed: int = 0  # chat-template or tool markup the model wrote as text, kept from the visitor
     ledger_entry_ids: list[int] = field(default_factory=list)  # one per model call
     guard_scores: dict = field(default_factory=dict)  # the semantic guard's cosines, for the trace
     question_vector: list[float] | None = None  # primary model, for grouping unanswered questions

@@ -57,6 +57,9 @@ class ChatResult:
     usage: Usage = field(default_factory=Usage)
     raw: list = field(default_factory=list)  # provider chunks, for the trace
     attempts: int = 1
+    # whether the provider said what the call used; a server that streams no usage (llama.cpp's
+    # Python server, some proxies) leaves it False and the call is charged at an estimate
+    usage_reported: bool = True
 
 
 class ProviderError(Exception):

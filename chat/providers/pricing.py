@@ -69,6 +69,19 @@ def round_usd(amount: Decimal) -> Decimal:
     return amount.quantize(Decimal("0.000001"), rounding=ROUND_CEILING)
 
 
+def prompt_estimate(messages: list[dict], tools: list[dict]) -> int:
+    """A prompt's tokens estimated generously: a quarter more than the character estimate, plus
+    per-message overhead and the tool schemas."""
+    prompt = approx_tokens(json.dumps(messages, ensure_ascii=False)) + approx_tokens(json.dumps(tools))
+    return int(prompt * 1.25) + 8 * len(messages)
+
+
+def estimated_usage(messages: list[dict], tools: list[dict], result_text: str) -> Usage:
+    """What a call used when its provider did not say: the generous prompt estimate, uncached,
+    and the streamed output (text and tool-call arguments) by the same character estimate."""
+    return Usage(input_tokens=prompt_estimate(messages, tools), output_tokens=int(approx_tokens(result_text) * 1.25))
+
+
 def worst_case_usd(provider: str, model: str, messages: list[dict], tools: list[dict], max_tokens: int) -> Decimal:
     """What one call can cost at most: the prompt (estimated generously: a quarter more than
     the character estimate, plus per-message overhead and the tool schemas) at the uncached
@@ -76,6 +89,4 @@ def worst_case_usd(provider: str, model: str, messages: list[dict], tools: list[
     inp, _cached, out = prices_for(provider, model)
     if not inp and not out:
         return Decimal("0")
-    prompt = approx_tokens(json.dumps(messages, ensure_ascii=False)) + approx_tokens(json.dumps(tools))
-    prompt = int(prompt * 1.25) + 8 * len(messages)
-    return round_usd((prompt * inp + max_tokens * out) / MILLION)
+    return round_usd((prompt_estimate(messages, tools) * inp + max_tokens * out) / MILLION)

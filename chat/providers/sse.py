@@ -195,7 +195,7 @@ class StreamAccumulator:
                                   extra_content=slot.get("extra_content")))
         return ChatResult(
             text="".join(self.text), tool_calls=calls, finish_reason=self.finish_reason,
-            refusal="".join(self.refusal), usage=self.usage,
+            refusal="".join(self.refusal), usage=self.usage, usage_reported=self.saw_usage,
         )
 
 

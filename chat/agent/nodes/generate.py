@@ -23,6 +23,7 @@ from chat.agent.state import AgentState, Outcome
 from chat.agent.tools import tool_schemas
 from chat.providers import pricing
 from chat.providers.base import ChatRequest, ChatResult, OnToken, Provider, ProviderError, Usage
+from chat.providers.markup import MarkupFilter, strip_markup
 from chat.texts import text as say
 from guards import services as guard_services
 from knowledge.language import detect_language
@@ -46,19 +47,39 @@ async def generate(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
     if refused is not None:
         return refused
 
-    def on_token(text: str) -> None:
+    def forward(text: str) -> None:
         ctx.recorder.tokens_forwarded = True
         runtime.stream_writer({"type": "token", "text": text})
 
+    # control tokens and tool exchanges a model wrote as text never reach the visitor
+    markup = MarkupFilter(forward)
+    on_token = markup.feed
+
     try:
         result = await provider.complete(request, on_token)
+        markup.close()
     except ProviderError as exc:
         return await _failed(exc, ctx, entry_id, worst_case)
     except BaseException:
         await _settle(entry_id, worst_case)  # cancelled or crashed mid-call: assume it was billed
         raise
-    await _settle(entry_id, _account(ctx.recorder, provider, result.usage, result.raw, result.finish_reason or ""))
-    return _answered(state, request, result, on_token)
+    usage = result.usage
+    if not result.usage_reported and not provider.offline:
+        # never assumed zero: a server that streams no usage is charged what the call must have
+        # used, at the model's price (an unknown model's at the dearest known)
+        usage = pricing.estimated_usage(request.messages, request.tools, result.text + result.refusal + "".join(
+            call.name + call.arguments for call in result.tool_calls))
+        ctx.recorder.usage_estimated = True
+        log.warning("provider %s/%s reported no usage: settled at an estimate of %s in / %s out tokens",
+                    provider.name, provider.model, usage.input_tokens, usage.output_tokens)
+    await _settle(entry_id, _account(ctx.recorder, provider, usage, result.raw, result.finish_reason or ""))
+    result.text, removed = strip_markup(result.text)
+    if removed or markup.removed:
+        ctx.recorder.markup_removed += max(removed, markup.removed)
+        ctx.recorder.provider_responses[-1]["markup_removed"] = max(removed, markup.removed)
+        log.warning("provider %s/%s wrote chat-template or tool markup as text: removed", provider.name,
+                    provider.model)
+    return _answered(state, request, result, forward)
 
 
 async def _request(state: AgentState, recorder: TurnRecorder) -> ChatRequest:

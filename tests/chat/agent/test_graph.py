@@ -9,13 +9,14 @@ import pytest
 from channels.db import database_sync_to_async
 
 from approvals.models import ContactMessage, PendingApproval
-from budget.models import LedgerEntry
+from budget.models import BudgetDay, LedgerEntry
 from budget.selectors import budget_day
 from chat import decisions
 from chat.agent.context import TurnContext
 from chat.agent.nodes import execute
 from chat.agent.recorder import TurnRecorder
 from chat.models import AgentTrace, Conversation, Message, TurnLog, UnansweredQuestion
+from chat.providers import pricing
 from chat.providers.base import ProviderError, Usage
 from chat.providers.scripted import ScriptedProvider, Step
 from chat.services import conversation_create
@@ -341,3 +342,64 @@ async def test_a_hosted_model_is_told_to_answer_in_the_visitors_language_from_a_
     assert "also when the document that states the" in system and "cite that document" in system
     assert "[kind: about; language: en]" in system  # the model sees each document's language
     assert result.outcome == "answered" and result.citations[0]["title"] == "About Mira"
+
+
+def _usageless(*pieces: str) -> list[str]:
+    """An OpenAI-style stream with no usage anywhere (llama.cpp's Python server, some proxies)."""
+    from tests.fakes.openai_server import sse_text
+
+    return [chunk for chunk in sse_text(*pieces) if '"usage"' not in chunk]
+
+
+async def test_a_server_that_reports_no_usage_is_charged_an_estimate_never_zero(settings):
+    from chat.providers.openai_compat import OpenAICompatibleProvider
+    from tests.fakes.openai_server import FakeOpenAI, Reply
+
+    settings.TWIN_PRICING_OVERRIDES = '{"openai_compatible/local-1": [1.0, 0.1, 2.0]}'
+    with FakeOpenAI() as server:
+        server.add(Reply(chunks=_usageless("She built a booking API. ", "[source: Curriculum Vitae]")))
+        provider = OpenAICompatibleProvider(name="openai_compatible", model="local-1", base_url=server.base_url,
+                                            api_key="", backoff=0.0)
+        result, _, _ = await ask("What has she built?", provider)
+    turn, _ = await rows(result)
+    assert turn.usage_estimated is True
+    assert turn.input_tokens > 1000 and turn.output_tokens >= 10  # the whole prompt was sent
+    assert turn.cost_usd == pricing.round_usd((Decimal(turn.input_tokens) * 1 + Decimal(turn.output_tokens) * 2)
+                                              / pricing.MILLION) > 0
+    ledger = await database_sync_to_async(lambda: list(LedgerEntry.objects.values_list("amount_usd", "status")))()
+    assert ledger == [(turn.cost_usd, "settled")]
+
+
+async def test_fifty_concurrent_turns_on_a_usageless_server_stay_under_the_ceiling(settings):
+    """The budget holds even when the server never says what a call cost."""
+    import asyncio
+
+    from chat.providers.openai_compat import OpenAICompatibleProvider
+    from tests.fakes.openai_server import FakeOpenAI, Reply
+
+    settings.TWIN_PRICING_OVERRIDES = '{"openai_compatible/local-1": [10.0, 1.0, 20.0]}'
+    settings.TWIN_DAILY_BUDGET_USD = Decimal("0.50")
+    settings.TWIN_BUDGET_IP_SHARE = 1.0
+    settings.TWIN_BUDGET_CONVERSATION_SHARE = 1.0
+    with FakeOpenAI(lambda body: Reply(chunks=_usageless("An answer. ", "[source: Curriculum Vitae]"),
+                                       delay=0.01)) as server:
+        provider = OpenAICompatibleProvider(name="openai_compatible", model="local-1", base_url=server.base_url,
+                                            api_key="", backoff=0.0)
+        await asyncio.gather(*(ask(f"What has she built? ({i})", provider) for i in range(50)))
+    day = await database_sync_to_async(BudgetDay.objects.get)()
+    spent = await database_sync_to_async(lambda: sum(LedgerEntry.objects.values_list("amount_usd", flat=True)))()
+    assert 0 < day.spent_usd == spent <= Decimal("0.50") and day.reserved_usd == 0
+    outcomes = await database_sync_to_async(lambda: set(TurnLog.objects.values_list("outcome", flat=True)))()
+    assert "refused" in outcomes  # the ceiling was reached and said so, not overrun
+
+
+async def test_template_and_tool_markup_written_as_text_never_reaches_the_visitor():
+    leaked = ('<|im_start|>assistant\nShe lives in Utrecht. [source: About Mira] '
+              '<tool_call>{"name": "search_knowledge", "arguments": {"query": "x"}}</tool_call><|im_end|>')
+    result, events, _ = await ask("Where does she live?", ScriptedProvider([Step(text=leaked)]))
+    streamed = "".join(e["text"] for e in events if e["type"] == "token")
+    for marker in ("<|im_start|>", "<|im_end|>", "<tool_call>", "search_knowledge", "assistant\n"):
+        assert marker not in streamed and marker not in result.answer
+    assert "She lives in Utrecht." in streamed
+    _, trace = await rows(result)
+    assert trace.provider_responses[-1]["markup_removed"] >= 2

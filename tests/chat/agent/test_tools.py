@@ -3,6 +3,8 @@ models were given by hand before, so the two cannot drift apart."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from approvals.drafts import ContactArgs, arguments_parse
@@ -25,7 +27,8 @@ def test_the_generated_schemas_are_strict_and_say_what_each_field_is() -> None:
             "required": ["visitor_name", "visitor_email", "message"],
             "properties": {
                 "visitor_name": {"type": ["string", "null"], "description": "The visitor's name, if given."},
-                "visitor_email": {"type": ["string", "null"], "description": "The visitor's e-mail, if given."},
+                "visitor_email": {"type": ["string", "null"],
+                                  "description": "The visitor's e-mail address, if given (name@domain.tld)."},
                 "message": {"type": "string", "description": "The message for the owner, in the visitor's words."},
             },
         },
@@ -46,6 +49,20 @@ def test_the_model_still_enforces_what_the_schema_leaves_out() -> None:
         arguments_parse(ContactArgs, '{"visitor_name": null, "visitor_email": null, "message": "' + "x" * 4001 + '"}')
     with pytest.raises(ValueError, match="Extra inputs are not permitted"):
         TOOLS["search_knowledge"].parse('{"query": "rates", "limit": 3}')
+
+
+@pytest.mark.parametrize("email", ["Mira jansen", "anna", "anna@", "@example.com", "anna@example", "a b@example.com",
+                                   "anna@@example.com", "anna@example.com and more"])
+def test_a_contact_draft_needs_a_real_e_mail_address(email) -> None:
+    """A small model fills visitor_email with a name: the draft goes back to it, nothing queued."""
+    with pytest.raises(ValueError, match="visitor_email"):
+        arguments_parse(ContactArgs, json.dumps({"visitor_name": "Anna", "visitor_email": email, "message": "Hi"}))
+
+
+@pytest.mark.parametrize("email", ["anna@example.com", "anna.de.vries+twin@mail.example.co.uk", "x@ex-ample.nl"])
+def test_ordinary_addresses_are_accepted(email) -> None:
+    assert arguments_parse(ContactArgs, json.dumps({"visitor_name": None, "visitor_email": email,
+                                                    "message": "Hi"})).visitor_email == email
 
 
 def test_tool_statuses_are_the_strings_the_model_reads() -> None:
