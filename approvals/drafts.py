@@ -21,7 +21,7 @@ class StrictArgs(BaseModel):
 
 
 # An address the owner can reply to: one @, a dotted domain, no spaces (RFC 5321's lengths).
-# Not every address RFC 5322 allows, but never a name or a sentence ("Mira jansen").
+# Not every address RFC 5322 allows, but never a name or a sentence ("Anna de Vries").
 EMAIL_PATTERN = r"^[^@\s]{1,64}@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}$"
 
 

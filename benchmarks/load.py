@@ -21,7 +21,6 @@ import argparse
 import asyncio
 import json
 import os
-import re
 import socket
 import subprocess
 import sys
@@ -171,7 +170,12 @@ async def _visitor(base: str, number: int, questions: list[str], result: Result)
         if page.status_code != 200:
             result.add(Sample(None, 0.0, False, f"page_{page.status_code}"))
             return
-        conversation = re.search(r'data-conversation="([0-9a-f-]+)"', page.text).group(1)
+        # as the page does before its first question: the conversation starts now
+        started = await client.post("/start/", headers={"X-CSRFToken": client.cookies.get("csrftoken", "")})
+        if started.status_code not in (200, 201):
+            result.add(Sample(None, 0.0, False, f"start_{started.status_code}"))
+            return
+        conversation = started.json()["conversation"]
         cookie = "; ".join(f"{k}={v}" for k, v in client.cookies.items())
     async with websockets.connect(f"ws://{base}/ws/chat/{conversation}/", open_timeout=60, max_size=2**22,
                                   additional_headers={"Cookie": cookie, "Origin": f"http://{base}", **headers}) as ws:

@@ -30,7 +30,7 @@ log = logging.getLogger(__name__)
 class BudgetRefused(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
-        self.reason = reason  # daily_limit | conversation_share | ip_share | unavailable
+        self.reason = reason  # daily_limit | reserve | conversation_share | ip_share | unavailable
 
 
 def _meter(day: dt.date) -> BudgetDay:
@@ -61,10 +61,19 @@ def budget_reserve(*, amount_usd: Decimal, conversation_id: uuid.UUID | str | No
             now = timezone.now()
             meter = _meter(budget_day(now))
             _expire(meter, now)
-            if meter.spent_usd + meter.reserved_usd + amount_usd > ceiling:
+            committed = meter.spent_usd + meter.reserved_usd + amount_usd
+            if committed > ceiling:
                 meter.save()
                 raise BudgetRefused("daily_limit")
             today = LedgerEntry.objects.filter(day=meter.day)
+            if committed > ceiling * (1 - Decimal(str(settings.TWIN_BUDGET_RESERVE))):
+                # the reserve: the day's last part is for addresses that have used little of it,
+                # so a few spending flat out cannot leave nothing for new visitors
+                used = (today.filter(ip_hash=ip_hash).aggregate(total=_COMMITTED)["total"] or Decimal("0")) \
+                    if ip_hash else ceiling
+                if used + amount_usd > ceiling * Decimal(str(settings.TWIN_BUDGET_RESERVE_IP_SHARE)):
+                    meter.save()
+                    raise BudgetRefused("reserve")
             for reason, share, query in (
                 ("conversation_share", settings.TWIN_BUDGET_CONVERSATION_SHARE,
                  today.filter(conversation_id=conversation_id) if conversation_id else None),

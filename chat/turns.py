@@ -34,6 +34,7 @@ from chat.services import TurnRejected, conversation_group, ip_hash, message_cre
 from chat.texts import text as say
 from guards.rules import contains_sensitive, mask_sensitive
 from knowledge.language import detect_language
+from twinsite.clientip import share_key
 from twinsite.db import DATABASE_GONE, database_gone, database_sync_to_async
 
 log = logging.getLogger(__name__)
@@ -92,7 +93,8 @@ async def turn_run(*, conversation_id: uuid.UUID | str, text: str, emit: Emit,
                 conversation_id=conversation_id, text=masked, lang=lang)
             return await run_recorded(conversation_id, {"messages": [{"role": "user", "content": masked}]}, emit,
                                       provider or get_provider(), user_message=user_message, raw_question=text,
-                                      visitor_ip_hash=ip_hash(visitor_ip), lang=lang)
+                                      visitor_ip_hash=ip_hash(visitor_ip),
+                                      budget_ip_hash=ip_hash(share_key(visitor_ip)), lang=lang)
     except ConversationBusy:
         raise TurnRejected("busy") from None
 
@@ -113,11 +115,12 @@ class _Run:
 
 async def run_recorded(conversation_id: uuid.UUID | str, graph_input: dict | Command | None, emit: Emit,
                        provider: Provider, *, user_message: Message | None, raw_question: str = "",
-                       visitor_ip_hash: str = "", lang: str = "en") -> TurnResult:
+                       visitor_ip_hash: str = "", budget_ip_hash: str = "", lang: str = "en") -> TurnResult:
     """Stream one run of the thread (a visitor's turn or a resume) and record it as a turn."""
     recorder = TurnRecorder(provider=provider.name, model=provider.model)
     context = TurnContext(provider=provider, recorder=recorder, conversation_id=str(conversation_id),
-                          raw_question=raw_question, visitor_ip_hash=visitor_ip_hash, lang=lang)
+                          raw_question=raw_question, visitor_ip_hash=visitor_ip_hash,
+                          budget_ip_hash=budget_ip_hash or visitor_ip_hash, lang=lang)
     lang = detect_language(user_message.content if user_message else "", lang)
 
     async def send(event: dict) -> None:

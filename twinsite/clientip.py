@@ -33,6 +33,19 @@ def _key(address: str) -> str:
     return str(ip)
 
 
+def share_key(key: str) -> str:
+    """A client key (``_key``) as the day's budget shares count it: an IPv6 /64 by its /48, the
+    block a site or a small provider customer gets whole (64 thousand /64s must not buy 64
+    thousand shares); IPv4 as it is."""
+    try:
+        network = ipaddress.ip_network(key, strict=False)
+    except ValueError:
+        return key
+    if isinstance(network, ipaddress.IPv6Network) and network.prefixlen > 48:
+        return str(network.supernet(new_prefix=48))
+    return key
+
+
 @lru_cache(maxsize=8)
 def _networks(cidrs: tuple[str, ...]) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
     return tuple(ipaddress.ip_network(c, strict=False) for c in cidrs)

@@ -326,6 +326,12 @@ TWIN_DAILY_BUDGET_USD = env_decimal("TWIN_DAILY_BUDGET_USD", "2.00", minimum=Dec
 # One visitor cannot starve the rest: the most one conversation / one client address may use of a day.
 TWIN_BUDGET_CONVERSATION_SHARE = env_float("TWIN_BUDGET_CONVERSATION_SHARE", 0.10, minimum=0.001)
 TWIN_BUDGET_IP_SHARE = env_float("TWIN_BUDGET_IP_SHARE", 0.25, minimum=0.001)
+# The day's last TWIN_BUDGET_RESERVE is kept for addresses that have used at most
+# TWIN_BUDGET_RESERVE_IP_SHARE of the day's budget: new visitors, not those spending flat out.
+TWIN_BUDGET_RESERVE = env_float("TWIN_BUDGET_RESERVE", 0.30, minimum=0.0)
+TWIN_BUDGET_RESERVE_IP_SHARE = env_float("TWIN_BUDGET_RESERVE_IP_SHARE", 0.05, minimum=0.001)
+if TWIN_BUDGET_RESERVE >= 1:
+    raise ImproperlyConfigured("TWIN_BUDGET_RESERVE must be below 1 (a share of the day's budget)")
 TWIN_BUDGET_RESERVATION_TTL = env_duration("TWIN_BUDGET_RESERVATION_TTL", "10m", minimum=60)
 
 # Limits per visitor (client IP), shared by every process through Postgres

@@ -19,6 +19,7 @@ class TurnContext:
     # masked form (card and account numbers redacted). Never stored.
     raw_question: str = ""
     visitor_ip_hash: str = ""
+    budget_ip_hash: str = ""  # the address the day's budget shares count by (IPv6 by its /48)
     # The question's embeddings as futures per model (question -> {model: Future}), started once
     # by the guard and awaited by the search tool when it searches for the question itself.
     query_vectors: dict = field(default_factory=dict)

@@ -82,6 +82,44 @@ def test_one_visitor_cannot_starve_the_rest(settings):
     budget_reserve(amount_usd=Decimal("0.10"), conversation_id=conversation_create().pk, ip_hash="ip-b")
 
 
+def test_four_addresses_spending_flat_out_leave_a_quarter_for_new_visitors(settings):
+    """With the default shares (25% per address) four addresses could take the whole day; the
+    reserve keeps the last quarter for addresses that have used little."""
+    settings.TWIN_DAILY_BUDGET_USD = Decimal("2.00")
+    settings.TWIN_BUDGET_CONVERSATION_SHARE = 1.0
+    settings.TWIN_BUDGET_IP_SHARE = 0.25
+    settings.TWIN_BUDGET_RESERVE = 0.30
+    settings.TWIN_BUDGET_RESERVE_IP_SHARE = 0.05
+    refused: list[str] = []
+    for address in ("ip-a", "ip-b", "ip-c", "ip-d"):
+        while True:
+            try:
+                budget_reserve(amount_usd=Decimal("0.04"), ip_hash=address)
+            except BudgetRefused as exc:
+                refused.append(exc.reason)
+                break
+    assert set(refused) <= {"ip_share", "reserve"} and "reserve" in refused
+    day = BudgetDay.objects.get()
+    assert day.reserved_usd <= Decimal("1.50")  # at least 25% left (the fourth got the reserve's 5%)
+    # new visitors get it, a little each
+    for address in ("ip-new-1", "ip-new-2", "ip-new-3"):
+        budget_reserve(amount_usd=Decimal("0.04"), ip_hash=address)
+        budget_reserve(amount_usd=Decimal("0.04"), ip_hash=address)
+        with pytest.raises(BudgetRefused, match="reserve"):
+            budget_reserve(amount_usd=Decimal("0.04"), ip_hash=address)  # over its 5% of the reserve
+    with pytest.raises(BudgetRefused, match="reserve"):
+        budget_reserve(amount_usd=Decimal("0.04"))  # no address known: not for the reserve
+
+
+def test_ipv6_shares_count_per_48():
+    from twinsite.clientip import share_key
+
+    assert share_key("2001:db8:1:2::/64") == share_key("2001:db8:1:ffff::/64") == "2001:db8:1::/48"
+    assert share_key("2001:db8:2:2::/64") != share_key("2001:db8:1:2::/64")
+    assert share_key("198.51.100.7") == "198.51.100.7"
+    assert share_key("unknown") == "unknown"
+
+
 def test_a_database_error_refuses(monkeypatch):
     def broken(*args, **kwargs):
         raise DatabaseError("connection lost")
@@ -96,6 +134,7 @@ def test_a_database_error_refuses(monkeypatch):
 @pytest.mark.django_db(transaction=True)
 def test_fifty_threads_never_reserve_past_the_ceiling(settings):
     settings.TWIN_DAILY_BUDGET_USD = Decimal("1.00")
+    settings.TWIN_BUDGET_RESERVE = 0.0  # the ceiling itself, under contention
     granted: list[int] = []
     barrier = threading.Barrier(50)
 
@@ -166,6 +205,7 @@ async def test_fifty_concurrent_turns_start_no_model_call_beyond_the_ceiling(set
 @pytest.mark.django_db(transaction=True)
 def test_a_restart_keeps_the_days_spend(settings):
     settings.TWIN_DAILY_BUDGET_USD = Decimal("0.10")
+    settings.TWIN_BUDGET_RESERVE = 0.0
     budget_settle(entry_id=budget_reserve(amount_usd=Decimal("0.10")).pk, amount_usd=Decimal("0.10"))
     connection.close()  # a new process: nothing in memory, the meter is in Postgres
     assert budget_exhausted()

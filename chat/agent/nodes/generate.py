@@ -113,7 +113,7 @@ async def _reserve(state: AgentState, runtime: Runtime[TurnContext],
     provider = ctx.provider
     try:
         entry = await database_sync_to_async(budget_services.budget_reserve)(
-            amount_usd=worst_case, conversation_id=ctx.conversation_id, ip_hash=ctx.visitor_ip_hash,
+            amount_usd=worst_case, conversation_id=ctx.conversation_id, ip_hash=ctx.budget_ip_hash,
             note=f"{provider.name}/{provider.model}")
     except budget_services.BudgetRefused as refused:
         text = say("refuse.budget", detect_language(state.get("question") or "", ctx.lang))
