@@ -1,8 +1,8 @@
-"""Guard pattern latency on long messages: ``python -m benchmarks.guards_bench [--n 500]``.
+"""Guard pattern latency: ``python -m benchmarks.guards_bench [--n 500] [--sizes 20,200,2000]``.
 
-Generated 2,000-character messages of four kinds (plain English, Dutch with accents and
-numbers, leetspeak and spacing tricks, and one long run without spaces), screened by
-``guards.rules.screen`` (patterns and checksums, no model). Prints p50/p95/p99 per kind.
+Generated messages of four kinds (plain English, Dutch with accents and numbers, leetspeak and
+spacing tricks, and one long run without spaces) at each size, screened by
+``guards.rules.screen`` (patterns and checksums, no model). Prints p50/p95/p99 per kind and size.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ def percentile(values: list[float], p: float) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=500)
+    parser.add_argument("--sizes", default="2000", help="message lengths in characters, comma-separated")
     args = parser.parse_args()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "twinsite.settings")
     import django
@@ -46,9 +47,10 @@ def main() -> None:
     from guards.rules import screen
 
     rng = random.Random(7)
-    print("| message (2,000 chars) | p50 ms | p95 ms | p99 ms |\n|---|---|---|---|")
-    for kind in ("plain", "dutch_accents", "tricks", "no_spaces"):
-        messages = [message(kind, rng) for _ in range(args.n)]
+    print("| message | chars | p50 ms | p95 ms | p99 ms |\n|---|---|---|---|---|")
+    for size, kind in ((int(size), kind) for size in args.sizes.split(",")
+                       for kind in ("plain", "dutch_accents", "tricks", "no_spaces")):
+        messages = [message(kind, rng, size) for _ in range(args.n)]
         for text in messages[:20]:
             screen(text)
         times = []
@@ -56,7 +58,8 @@ def main() -> None:
             start = time.perf_counter()
             screen(text)
             times.append(time.perf_counter() - start)
-        print(f"| {kind} | {percentile(times, 50):.2f} | {percentile(times, 95):.2f} | {percentile(times, 99):.2f} |")
+        print(f"| {kind} | {size} | {percentile(times, 50):.3f} | {percentile(times, 95):.3f} "
+              f"| {percentile(times, 99):.3f} |")
 
 
 if __name__ == "__main__":
