@@ -12,14 +12,21 @@ from __future__ import annotations
 import logging
 import uuid
 
-from chat.services import TurnRejected
+from chat.services import TurnRejected, ip_hash
 from chat.texts import text as say
 from chat.turns import Emit, turn_run
 from guards import limits
+from twinsite.clientip import client_ip_from_request
 from twinsite.db import DATABASE_GONE, database_sync_to_async
 
 log = logging.getLogger(__name__)
 SESSION_KEY = "twin_conversation"  # the session's own conversation
+
+
+def visitor_key(group: str, request) -> str:
+    """django-ratelimit's key: the client's address (twinsite.clientip), hashed as every limit
+    and incident keeps it."""
+    return ip_hash(client_ip_from_request(request))
 
 
 def conversation_owned(conversation_id: uuid.UUID | str, *, session_conversation: str | None,

@@ -15,7 +15,7 @@ from django.http import StreamingHttpResponse
 from ninja import Router, Schema, Status
 from ninja.utils import check_csrf
 
-from chat.admission import SESSION_KEY, conversation_owned, turn_admit, turn_events
+from chat.admission import SESSION_KEY, conversation_owned, turn_admit, turn_events, visitor_key
 from chat.embed import conversation_from_token
 from chat.models import Conversation
 from chat.services import (
@@ -31,6 +31,7 @@ from chat.texts import language
 from chat.texts import text as say
 from chat.validation import question_problem
 from guards import limits
+from ops.access import staff_may_read
 from twinsite.api_errors import ApiError, RateLimited
 from twinsite.clientip import client_ip_from_request
 from twinsite.db import database_sync_to_async
@@ -74,6 +75,9 @@ class FeedbackOut(Schema):
              operation_id="twinsite_api_feedback_create")
 def feedback(request, payload: FeedbackIn) -> Status:
     """Rate an answer of your own conversation; rating it again replaces the first rating."""
+    decision = limits.http_hit(request, "feedback", ip_key=visitor_key("feedback", request))
+    if not decision.allowed:
+        raise RateLimited(decision.retry_after)
     try:
         item, created = feedback_create(conversation_id=request.twin_conversation, message_id=payload.message_id,
                                         rating=payload.rating, comment=payload.comment)
@@ -109,7 +113,7 @@ async def chat_stream(request, payload: ChatIn):
         raise ApiError(403, "forbidden", say("error.forbidden", lang))
     conversation_id = owned
     if conversation_id is None or not await Conversation.objects.filter(pk=conversation_id).aexists():
-        decision = await database_sync_to_async(limits.visitor_hit)("conversation", ip_key=ip_hash(ip))
+        decision = await database_sync_to_async(limits.http_hit)(request, "conversation", ip_key=ip_hash(ip))
         if not decision.allowed:
             raise RateLimited(decision.retry_after)
         conversation = await database_sync_to_async(conversation_create)(visitor_ip=ip)
@@ -119,7 +123,7 @@ async def chat_stream(request, payload: ChatIn):
         await turn_admit(conversation_id=conversation_id, ip_key=ip_hash(ip))
     except TurnRejected as exc:
         raise RateLimited(exc.params["retry_after"]) from None
-    staff = bool(getattr(await request.auser(), "is_staff", False))
+    staff = await database_sync_to_async(staff_may_read)(await request.auser())
     response = StreamingHttpResponse(_stream(conversation_id, payload.text.strip(), ip, staff, lang),
                                      content_type="text/event-stream; charset=utf-8")
     response["Cache-Control"] = "no-cache"

@@ -9,13 +9,14 @@ from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csp import csp_override
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_ratelimit.decorators import ratelimit
 
 from approvals.models import PendingApproval
-from chat.admission import SESSION_KEY
+from chat.admission import SESSION_KEY, visitor_key
 from chat.embed import conversation_from_token, conversation_token, origin_allowed
 from chat.models import Conversation
 from chat.selectors import starter_questions, trace_for_message, why_context
-from chat.services import conversation_create, ip_hash
+from chat.services import conversation_create
 from chat.texts import language, page_texts
 from chat.texts import text as say
 from guards import limits
@@ -24,10 +25,11 @@ from twinsite.clientip import client_ip_from_request
 
 
 def _limited(request: HttpRequest, kind: str) -> HttpResponse | None:
-    """A 429 with Retry-After when this client is over its ``kind`` limit (see guards.limits.RATES)."""
-    decision = limits.visitor_hit(kind, ip_key=ip_hash(client_ip_from_request(request)))
-    if decision.allowed:
+    """A 429 with Retry-After when django-ratelimit's decorator found this client over its
+    ``kind`` limit (guards.limits.RATES)."""
+    if not getattr(request, "limited", False):
         return None
+    decision = limits.http_refusal(request, kind, ip_key=visitor_key(kind, request))
     response = HttpResponse(say("error.too_many_requests", seconds=decision.retry_after),
                             status=429, content_type="text/plain; charset=utf-8")
     response["Retry-After"] = str(decision.retry_after)
@@ -50,6 +52,7 @@ def chat_page(request: HttpRequest) -> HttpResponse:
 
 
 @require_POST
+@ratelimit(group="conversation", key=visitor_key, rate=limits.rate("conversation"), block=False)
 def conversation_start(request: HttpRequest) -> JsonResponse:
     """The page's first question is about to be asked: its conversation, made now (counted
     against the per-address limit of new conversations) and kept in the session. The session's
@@ -66,9 +69,9 @@ def conversation_start(request: HttpRequest) -> JsonResponse:
 
 def _limited_json(request: HttpRequest, lang: str) -> JsonResponse | None:
     """As ``_limited`` for a new conversation, answered in the API's error shape."""
-    decision = limits.visitor_hit("conversation", ip_key=ip_hash(client_ip_from_request(request)))
-    if decision.allowed:
+    if not getattr(request, "limited", False):
         return None
+    decision = limits.http_refusal(request, "conversation", ip_key=visitor_key("conversation", request))
     response = JsonResponse({"error": {"code": "rate_limited", "retry_after": decision.retry_after,
                                        "message": say("error.rate_limited", lang, seconds=decision.retry_after)}},
                             status=429)
@@ -150,6 +153,7 @@ def embed_page(request: HttpRequest) -> HttpResponse:
 
 @csrf_exempt  # the frame has no usable cookies (third-party); the Origin check below stands in
 @require_POST
+@ratelimit(group="conversation", key=visitor_key, rate=limits.rate("conversation"), block=False)
 def embed_start(request: HttpRequest) -> JsonResponse:
     """The embedded chat's first question: its conversation, made now, as a signed token the
     frame keeps. Only the frame itself may ask (its own origin); counted against the per-address
@@ -178,11 +182,12 @@ def new_conversation(request: HttpRequest) -> HttpResponse:
     return redirect("chat")
 
 
+@ratelimit(group="login", key=visitor_key, rate=limits.rate("login"), method="POST", block=False)
 def admin_login(request: HttpRequest) -> HttpResponse:
     """The admin's login, with failed and successful POSTs counted per client address."""
     from django.contrib import admin
 
-    if request.method == "POST" and (limited := _limited(request, "login")) is not None:
+    if (limited := _limited(request, "login")) is not None:
         return limited
     return admin.site.login(request)
 

@@ -59,11 +59,45 @@ def hit(key: str, limit: Limit, *, now: float | None = None) -> Decision:
     return Decision(False, max(1, math.ceil(limit.seconds - (now - window))))
 
 
-# The per-visitor limits and the setting that configures each.
-RATES = {"turn": "TWIN_RATE_TURNS", "conversation": "TWIN_RATE_CONVERSATIONS", "login": "TWIN_RATE_LOGIN"}
+# The per-visitor limits and the setting that configures each: the one policy table. A turn is
+# counted by ``visitor_hit`` (a sliding window in Postgres, shared by the socket and the HTTP
+# API); the HTTP views' own limits by django-ratelimit (``http_hit`` and its decorator in
+# chat.views), on CACHES["ratelimit"]: atomic across processes (guards.ratecache, or Redis).
+RATES = {"turn": "TWIN_RATE_TURNS", "conversation": "TWIN_RATE_CONVERSATIONS", "login": "TWIN_RATE_LOGIN",
+         "feedback": "TWIN_RATE_FEEDBACK"}
 
 
-def visitor_hit(kind: str, *, ip_key: str, conversation_id: str | None = None) -> Decision:
+def rate(kind: str):
+    """django-ratelimit's ``rate`` for ``kind``: read per request, so a changed setting counts."""
+    def configured(group: str, request) -> str:
+        return getattr(settings, RATES[kind])
+    return configured
+
+
+def http_hit(request, kind: str, *, ip_key: str) -> Decision:
+    """Count one ``kind`` request of a visitor with django-ratelimit (where its decorator cannot
+    go: the async API)."""
+    from django_ratelimit.core import is_ratelimited
+
+    if not is_ratelimited(request, group=kind, key=lambda group, request: ip_key, rate=rate(kind), increment=True):
+        return Decision(True, 0)
+    return http_refusal(request, kind, ip_key=ip_key)
+
+
+def http_refusal(request, kind: str, *, ip_key: str) -> Decision:
+    """A request django-ratelimit found over ``kind``'s limit (``request.limited``): how long to
+    wait, and the refusal counted as a guard incident (one row per address and window)."""
+    from django_ratelimit.core import get_usage
+
+    from guards.services import incident_count
+
+    usage = get_usage(request, group=kind, key=lambda group, request: ip_key, rate=rate(kind), increment=False)
+    incident_count(guard="rate_limit", rule=f"{kind}s_per_ip", ip_hash=ip_key,
+                   window_seconds=Limit.parse(getattr(settings, RATES[kind])).seconds)
+    return Decision(False, max(1, usage["time_left"] if usage else 1))
+
+
+def visitor_hit(kind: str, *, ip_key: str, conversation_id: str | None = None) -> Decision:  # a turn
     """Count one ``kind`` event (turn, conversation, login) of a visitor, by hashed address,
     against its configured limit; refusals are counted as one guard incident per address, kind
     and window of the limit (guards.services.incident_count), not one row each."""
@@ -105,6 +139,8 @@ def socket_closed(*, socket_id: str) -> None:
 
 
 def counters_purge(*, older_than: int = 2 * 86400) -> int:
+    from guards.ratecache import expired_purge
+
     with connection.cursor() as cursor:
         cursor.execute("DELETE FROM guards_ratecounter WHERE window_start < %s", [int(time.time()) - older_than])
-        return cursor.rowcount
+        return cursor.rowcount + expired_purge()

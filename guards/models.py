@@ -41,6 +41,17 @@ class GuardIncident(models.Model):
         return f"{self.guard} at {self.created_at:%Y-%m-%d %H:%M}"
 
 
+class CacheCounter(models.Model):
+    """A counter of django-ratelimit's cache (guards/ratecache.py): one key, one window."""
+
+    key = models.CharField(max_length=250, primary_key=True)
+    value = models.BigIntegerField(default=0)
+    expires_at = models.DateTimeField(db_index=True)
+
+    def __str__(self) -> str:
+        return f"{self.key}: {self.value}"
+
+
 class RateCounter(models.Model):
     """Hits of one limit key (e.g. ``turn:<ip hash>``) in one fixed window; see guards/limits.py."""
 

@@ -71,7 +71,9 @@ SECURE_HSTS_SECONDS = 0 if DEBUG else env_int("TWIN_HSTS_SECONDS", 31_536_000, m
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("TWIN_HSTS_SUBDOMAINS", default=True)
 # Preloading is the domain owner's opt-in (hstspreload.org), not a default: its check stays quiet.
 SECURE_HSTS_PRELOAD = env_bool("TWIN_HSTS_PRELOAD", default=False)
-SILENCED_SYSTEM_CHECKS = [] if SECURE_HSTS_PRELOAD else ["security.W021"]
+# django_ratelimit.W001: "cache backend … is not officially supported" (its list names
+# memcached and django-redis); ours is atomic (guards.ratecache), Django's Redis cache too.
+SILENCED_SYSTEM_CHECKS = ["django_ratelimit.W001"] + ([] if SECURE_HSTS_PRELOAD else ["security.W021"])
 if env_int("TWIN_TRUSTED_PROXIES", 0, minimum=0):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 # Plain-HTTP requests are redirected to HTTPS in production, except the health check and the
@@ -90,6 +92,7 @@ INSTALLED_APPS = [
     "django.contrib.postgres",
     "channels",
     "ninja",  # serves Swagger's assets locally instead of from a CDN
+    "django_ratelimit",  # the HTTP views' limits (guards.limits.RATES), on CACHES["ratelimit"]
     "django_tasks_db",  # the durable task queue (approval resumes, e-mail delivery)
     "chat",
     "approvals",
@@ -167,6 +170,17 @@ if REDIS_URL:
                                   "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 30}]}}}
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "chat.layers.PostgresNotifyChannelLayer"}}
+
+# django-ratelimit counts on CACHES["ratelimit"], which must be atomic across processes: Redis
+# when REDIS_URL is set, else counters in Postgres (guards.ratecache). Nothing else is cached
+# across processes; "default" is per process and holds nothing that must agree between them.
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "ratelimit": ({"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+                  if REDIS_URL else {"BACKEND": "guards.ratecache.CounterCache"}),
+}
+RATELIMIT_USE_CACHE = "ratelimit"
+RATELIMIT_FAIL_OPEN = False  # a counter that cannot be read refuses
 
 # Django's tasks framework on the ORM backend (django-tasks-db): a decision is a row in the
 # same database, picked up by `manage.py twin_worker`, so it survives a restart.
@@ -358,6 +372,7 @@ def _limit(name: str, default: str) -> str:
 TWIN_RATE_TURNS = _limit("TWIN_RATE_TURNS", "20/10m")  # chat turns per IP (WebSocket and HTTP)
 TWIN_RATE_CONVERSATIONS = _limit("TWIN_RATE_CONVERSATIONS", "10/10m")  # new conversations per IP
 TWIN_RATE_LOGIN = _limit("TWIN_RATE_LOGIN", "10/10m")  # admin login attempts per IP
+TWIN_RATE_FEEDBACK = _limit("TWIN_RATE_FEEDBACK", "60/10m")  # feedback ratings per IP
 TWIN_MAX_SOCKETS_PER_IP = env_int("TWIN_MAX_SOCKETS_PER_IP", 10, minimum=1)
 TWIN_MAX_FRAME_BYTES = 16_384  # a chat frame is one question of at most 2,000 characters
 
