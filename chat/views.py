@@ -141,7 +141,10 @@ def embed_page(request: HttpRequest) -> HttpResponse:
     host = host if origin_allowed(host) else ""
     if request.method == "GET" and "new" not in request.GET:
         return _frameable(render(request, "chat/embed_boot.html", {"host": host}))
-    conversation_id = conversation_from_token(request.POST.get("t")) if request.method == "POST" else None
+    # only the boot page itself may post a token (its own origin): another site's auto-submitted
+    # form with someone's token would otherwise hand the visitor that conversation
+    conversation_id = conversation_from_token(request.POST.get("t")) if (
+        request.method == "POST" and _same_origin(request)) else None
     conversation = Conversation.objects.filter(pk=conversation_id).first() if conversation_id else None
     with translation.override(lang):
         response = render(request, "chat/index.html", _chat_context(conversation, lang) | {
@@ -151,6 +154,10 @@ def embed_page(request: HttpRequest) -> HttpResponse:
     return _frameable(response)
 
 
+def _same_origin(request: HttpRequest) -> bool:
+    return request.headers.get("Origin") == f"{request.scheme}://{request.get_host()}"
+
+
 @csrf_exempt  # the frame has no usable cookies (third-party); the Origin check below stands in
 @require_POST
 @ratelimit(group="conversation", key=visitor_key, rate=limits.rate("conversation"), block=False)
@@ -158,7 +165,7 @@ def embed_start(request: HttpRequest) -> JsonResponse:
     """The embedded chat's first question: its conversation, made now, as a signed token the
     frame keeps. Only the frame itself may ask (its own origin); counted against the per-address
     limit of new conversations."""
-    if request.headers.get("Origin") != f"{request.scheme}://{request.get_host()}":
+    if not _same_origin(request):
         return JsonResponse({"error": {"code": "forbidden", "message": say("error.forbidden")}}, status=403)
     lang = language(request.GET.get("lang") or request.LANGUAGE_CODE)
     if (limited := _limited_json(request, lang)) is not None:

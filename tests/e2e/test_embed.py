@@ -156,11 +156,15 @@ def test_a_token_opens_its_conversation_only_when_posted_never_from_a_url(client
         page = client.get(url)
         assert str(theirs.pk) not in page.content.decode() and token not in page.content.decode()
         assert page["Cache-Control"] == "no-store"
-    opened = client.post("/embed/?lang=en", {"t": token})
+    # another site's page that auto-submits a form with someone's token opens nothing
+    forged = client.post("/embed/?lang=en", {"t": token}, HTTP_ORIGIN="https://evil.example")
+    assert str(theirs.pk) not in forged.content.decode()
+    assert str(theirs.pk) not in client.post("/embed/?lang=en", {"t": token}).content.decode()  # no Origin
+    opened = client.post("/embed/?lang=en", {"t": token}, HTTP_ORIGIN="http://testserver")
     html = opened.content.decode()
     assert opened.status_code == 200 and f'data-conversation="{theirs.pk}"' in html
     assert 'data-token="' in html and opened["Cache-Control"] == "no-store"
-    tampered = client.post("/embed/", {"t": token[:-2] + "xx"})
+    tampered = client.post("/embed/", {"t": token[:-2] + "xx"}, HTTP_ORIGIN="http://testserver")
     assert str(theirs.pk) not in tampered.content.decode()
     reply = client.post("/api/feedback", {"message_id": 1, "rating": 1}, content_type="application/json",
                         HTTP_X_TWIN_TOKEN="forged")
