@@ -16,7 +16,7 @@ import numpy as np
 
 from knowledge.embedders import Embedder, get_embedder
 
-_CACHE_LIMIT = 20_000
+_CACHE_LIMIT = 5_000  # per cache: at most ~10 MB of 512-d vectors; a sample site has ~350 sentences
 _cache: dict[tuple[str, str], np.ndarray] = {}
 _lock = threading.Lock()
 
