@@ -17,7 +17,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
 from chat.layers import close_loop_connections
-from twinsite.db import conninfo, lock_pool_close
+from twinsite.db import advisory_locks_close, conninfo
 
 
 def setup_tables(settings_dict: dict) -> None:
@@ -68,5 +68,5 @@ async def close_pools() -> None:
     saver = _savers.pop(asyncio.get_running_loop(), None)
     if saver is not None:
         await saver.conn.close()
-    await lock_pool_close()
+    await advisory_locks_close()
     await close_loop_connections()

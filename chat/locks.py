@@ -1,8 +1,9 @@
 """One turn at a time per conversation, across every process: a Postgres advisory lock.
 
-The lock is a session lock held on a connection of the loop's lock pool for the length of the
-turn (a visitor's turn or a resume by the worker). If the process dies, Postgres ends the
-session and the lock with it, so a crash never leaves a conversation locked.
+The lock is a session lock, held for the length of the turn (a visitor's turn or a resume by the
+worker) on the one lock connection of the process's event loop (``twinsite.db.AdvisoryLocks``):
+a process running 200 turns holds one connection for their locks, not 200. If the process dies,
+Postgres ends the session and the locks with it, so a crash never leaves a conversation locked.
 """
 
 from __future__ import annotations
@@ -12,9 +13,7 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-import psycopg
-
-from twinsite.db import lock_pool
+from twinsite.db import advisory_locks
 
 
 class ConversationBusy(Exception):
@@ -30,20 +29,15 @@ def lock_key(conversation_id: uuid.UUID | str) -> int:
 @asynccontextmanager
 async def conversation_lock(conversation_id: uuid.UUID | str) -> AsyncIterator[None]:
     key = lock_key(conversation_id)
-    pool = await lock_pool()
-    async with pool.connection() as conn:
-        row = await (await conn.execute("SELECT pg_try_advisory_lock(%s)", (key,))).fetchone()
-        if not row or not row[0]:
-            raise ConversationBusy(str(conversation_id))
-        try:
-            yield
-        finally:
-            try:
-                await conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
-            except psycopg.Error:
-                # The connection broke (Postgres went away): the lock ends with its session once
-                # the connection is closed, and the pool replaces it. The turn's outcome stands.
-                await conn.close()
+    locks = advisory_locks()
+    if not await locks.try_lock(key):
+        raise ConversationBusy(str(conversation_id))
+    try:
+        yield
+    finally:
+        # a broken connection is closed instead: the lock ends with its session; the turn's
+        # outcome stands
+        await locks.unlock(key)
 
 
 async def conversation_running(conversation_id: uuid.UUID | str) -> bool:

@@ -1,8 +1,9 @@
 """Postgres away (stopped, restarting, unreachable, see ``twinsite.db.DATABASE_GONE``): the one answer a
 visitor gets meanwhile: HTTP 503 with ``Retry-After`` and the ``unavailable`` sentence, code
 ``unavailable`` on the socket and in the API. Fail closed, never a 500. Nothing needs a restart
-when Postgres returns: Django checks persistent connections before reuse (``CONN_HEALTH_CHECKS``),
-the psycopg pools check theirs (``check_connection``) and the channel layer listens again."""
+when Postgres returns: Django's pool and the checkpointer's check a connection before lending it
+(``CONN_HEALTH_CHECKS``, ``check_connection``), the lock connection is reopened and the channel
+layer listens again."""
 
 from __future__ import annotations
 

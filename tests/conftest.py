@@ -89,8 +89,8 @@ def _cached_embedders():
 
 @pytest.fixture(scope="session", autouse=True)
 def _no_connections_left(django_db_setup, django_db_blocker):
-    """The database threads (twinsite/db.py) and pools keep persistent connections; end them
-    before pytest-django drops the test database, which refuses while anyone is connected."""
+    """Django's pool and the psycopg pools keep connections open; end them before pytest-django
+    drops the test database, which refuses while anyone is connected."""
     yield
     from django.db import connection
 

@@ -2,18 +2,21 @@
 
 Channels' ``database_sync_to_async`` runs every call of every socket on asgiref's one shared
 thread, so at 50 visitors the turns queue behind each other for the database. This one runs
-them on ``TWIN_DB_THREADS`` threads, each keeping its own persistent connection
-(``CONN_MAX_AGE``, checked before reuse with ``CONN_HEALTH_CHECKS``), and closes stale
-connections around each call as Channels does. Each call is a whole unit of work (a service
-function with its own transaction), so which thread runs it does not matter.
+them on ``TWIN_DB_THREADS`` threads; each call borrows a connection from Django's psycopg pool
+(``TWIN_DB_POOL_SIZE``, health-checked) and gives it back afterwards, as Channels closes old
+connections around each call. Each call is a whole unit of work (a service function with its
+own transaction), so which thread runs it does not matter.
 
-This pool is per process; a server with several processes has a pool in each, and Postgres
-sees at most processes x TWIN_DB_THREADS connections from them (plus the checkpointer's pools).
+Both are per process; a server with several processes has them in each, and Postgres sees at
+most processes x (TWIN_DB_POOL_SIZE + the checkpointer's pool, 5, + the lock connection + the
+channel layer's two) connections from them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 
@@ -22,7 +25,8 @@ from channels.db import DatabaseSyncToAsync
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, connections
 from psycopg.conninfo import make_conninfo
-from psycopg_pool import AsyncConnectionPool
+
+log = logging.getLogger(__name__)
 
 _executor: ThreadPoolExecutor | None = None
 
@@ -69,7 +73,7 @@ def conninfo(settings_dict: dict | None = None) -> str:
 
 
 # Postgres away (stopped, restarting, unreachable): Django's wrappers and psycopg's own (the
-# checkpointer's, lock and layer pools; a pool's timeout waiting for a connection is a psycopg
+# checkpointer's and layer pools, the lock connection; a pool's timeout waiting for a connection is a psycopg
 # OperationalError too).
 DATABASE_GONE = (OperationalError, InterfaceError, psycopg.OperationalError, psycopg.InterfaceError)
 
@@ -78,30 +82,121 @@ def database_gone(exc: BaseException) -> bool:
     return isinstance(exc, DATABASE_GONE)
 
 
-# Session advisory locks hold a connection for the length of a turn: their own pool per event
-# loop (psycopg binds a pool to the loop it was opened in), so a turn waiting for a checkpoint
-# connection can never be starved by the locks of other turns.
-_lock_pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncConnectionPool] = (
-    weakref.WeakKeyDictionary()
-)
+# Session advisory locks: one connection per event loop (so one per serving process) holds the
+# lock of every turn the loop runs, instead of a pooled connection per running turn; 200 slow
+# turns cost one connection, not 200. psycopg binds an async connection to the loop it was opened
+# in, hence one per loop.
+LOCK_TIMEOUT = 10.0  # seconds for taking or releasing a lock: longer means Postgres is away
 
 
-async def lock_pool() -> AsyncConnectionPool:
+class AdvisoryLocks:
+    """The loop's lock connection and the keys it holds.
+
+    Postgres lets one session take a key again (it counts), so the keys held are also kept here:
+    a key this process holds is busy for its other turns as it is for other processes. These
+    sets hold only in this process; Postgres decides between processes.
+
+    If the connection breaks, Postgres has ended its session and every lock with it. The next
+    use opens a new connection and takes the held keys again; a key another process took in
+    between is logged (two turns of that conversation may then overlap, as whenever Postgres
+    restarts mid-turn).
+    """
+
+    def __init__(self) -> None:
+        self.conn: psycopg.AsyncConnection | None = None
+        self.held: set[int] = set()  # taken in Postgres by this connection's session
+        self.claimed: set[int] = set()  # being taken right now (a second try meanwhile is busy)
+        self._connecting = asyncio.Lock()
+
+    def _usable(self) -> bool:
+        return self.conn is not None and not self.conn.closed and not self.conn.broken
+
+    async def _connection(self) -> psycopg.AsyncConnection:
+        if self._usable():
+            return self.conn
+        async with self._connecting:
+            if not self._usable():
+                await self._drop()
+                self.conn = await psycopg.AsyncConnection.connect(
+                    make_conninfo(conninfo(), application_name="twinsite-locks"),
+                    autocommit=True, prepare_threshold=0)
+                if self.held:
+                    lost = await (await self.conn.execute(
+                        "SELECT k FROM unnest(%s::bigint[]) AS k WHERE NOT pg_try_advisory_lock(k)",
+                        (sorted(self.held),))).fetchall()
+                    if lost:
+                        log.warning("lock connection reopened: %d running turns' locks were taken by "
+                                    "another process meanwhile", len(lost))
+            return self.conn
+
+    async def _drop(self) -> None:
+        conn, self.conn = self.conn, None
+        if conn is not None and not conn.closed:
+            with contextlib.suppress(Exception):
+                await conn.close()
+
+    async def try_lock(self, key: int) -> bool:
+        """Take ``key`` unless anyone (this process included) holds it. Raises psycopg's
+        OperationalError when Postgres cannot be reached within ``LOCK_TIMEOUT``."""
+        if key in self.held or key in self.claimed:
+            return False
+        self.claimed.add(key)
+        try:
+            async with asyncio.timeout(LOCK_TIMEOUT):
+                try:
+                    row = await self._take(key)
+                except psycopg.OperationalError:
+                    # a connection Postgres ended since its last use (restart, terminated) says
+                    # so only now: once more on a new one, which takes the held keys again
+                    await self._drop()
+                    row = await self._take(key)
+        except TimeoutError:
+            await self._drop()
+            raise psycopg.OperationalError("the lock connection did not answer in time") from None
+        except psycopg.Error:
+            await self._drop()
+            raise
+        finally:
+            self.claimed.discard(key)
+        if row and row[0]:
+            self.held.add(key)
+            return True
+        return False
+
+    async def _take(self, key: int) -> tuple | None:
+        conn = await self._connection()
+        return await (await conn.execute("SELECT pg_try_advisory_lock(%s)", (key,))).fetchone()
+
+    async def unlock(self, key: int) -> None:
+        try:
+            if self._usable():
+                async with asyncio.timeout(LOCK_TIMEOUT):
+                    await self.conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
+        except (psycopg.Error, TimeoutError):
+            # unusable: closing it ends its session, and every lock of it (reopened on next use)
+            await self._drop()
+        finally:
+            self.held.discard(key)
+
+    async def close(self) -> None:
+        self.held.clear()
+        await self._drop()
+
+
+_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AdvisoryLocks] = weakref.WeakKeyDictionary()
+
+
+def advisory_locks() -> AdvisoryLocks:
+    """The running loop's lock connection (opened on first use)."""
     loop = asyncio.get_running_loop()
-    pool = _lock_pools.get(loop)
-    if pool is None:
-        pool = AsyncConnectionPool(
-            conninfo(), min_size=0, max_size=50, open=False, timeout=30, max_idle=60,
-            kwargs={"autocommit": True, "prepare_threshold": 0},
-            check=AsyncConnectionPool.check_connection,
-        )
-        _lock_pools[loop] = pool
-        await pool.open()
-    return pool
+    locks = _locks.get(loop)
+    if locks is None:
+        locks = _locks[loop] = AdvisoryLocks()
+    return locks
 
 
-async def lock_pool_close() -> None:
-    """Close the running loop's lock pool (shutdown, test teardown)."""
-    pool = _lock_pools.pop(asyncio.get_running_loop(), None)
-    if pool is not None:
-        await pool.close()
+async def advisory_locks_close() -> None:
+    """Close the running loop's lock connection, releasing its locks (shutdown, test teardown)."""
+    locks = _locks.pop(asyncio.get_running_loop(), None)
+    if locks is not None:
+        await locks.close()

@@ -205,7 +205,7 @@ def start(lay: Layout | None = None) -> str:
             os.chown(srv.logfile, user.pw_uid, user.pw_gid)
         result = run_as_server(
             [str(srv.bin / "pg_ctl"), "start", "-w", "-t", "60", "-D", str(srv.pgdata),
-             # a turn holds a connection for its advisory lock: room for many visitors and processes
+             # room for several serving processes, the worker, tests and a psql beside them
              "-l", str(srv.logfile), "-o", f"-p {lay.port} -c max_connections={MAX_CONNECTIONS}"],
             check=False,
         )

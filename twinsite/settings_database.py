@@ -42,7 +42,15 @@ def database_from_env() -> dict:
     database = {key: str(params.pop(name, "")) for key, name in fields.items()}
     # The rest goes to psycopg as is, here and to the checkpointer's, lock and layer connections
     # (twinsite.db.conninfo).
-    # Persistent connections, one per database thread (twinsite/db.py), checked before reuse.
-    return database | {"ENGINE": "django.db.backends.postgresql", "CONN_HEALTH_CHECKS": True,
-                       "CONN_MAX_AGE": env_int("TWIN_DB_CONN_MAX_AGE", 300, minimum=0),
-                       "OPTIONS": {"application_name": "twinsite"} | params}
+    # Django's psycopg pool, one per process: every thread that touches the ORM borrows a
+    # connection for a request or a call and gives it back, so a process never holds more than
+    # TWIN_DB_POOL_SIZE. (Persistent connections were one per thread, and under ASGI each HTTP
+    # request runs in a thread of its own: 200 page loads left ~200 idle connections behind.)
+    # A thread that waits over 3 s for one (Postgres away, or the pool all lent) gets OperationalError:
+    # the 503 of chat.outage, within daphne's 5 s WebSocket handshake.
+    # reconnect_timeout: the pool gives up reconnecting (with growing back-off) after 2 s, so once
+    # Postgres is back the next request connects at once instead of after the back-off's 30 s+.
+    pool = {"min_size": 2, "max_size": env_int("TWIN_DB_POOL_SIZE", 20, minimum=2, maximum=500),
+            "timeout": 3.0, "max_idle": 300.0, "reconnect_timeout": 2.0}
+    return database | {"ENGINE": "django.db.backends.postgresql", "CONN_HEALTH_CHECKS": True, "CONN_MAX_AGE": 0,
+                       "OPTIONS": {"application_name": "twinsite", "pool": pool} | params}

@@ -1,5 +1,5 @@
 """Postgres gone in the middle of a turn, for a real daphne process whose every database
-connection (Django's, the checkpointer's and lock pools, the channel layer) goes through a TCP
+connection (Django's, the checkpointer's pool, the lock connection, the channel layer) goes through a TCP
 proxy on loopback that the test cuts and restores; the shared test server keeps running."""
 
 from __future__ import annotations

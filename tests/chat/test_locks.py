@@ -1,0 +1,95 @@
+"""The turn lock (chat.locks on twinsite.db.AdvisoryLocks): one Postgres connection per process
+holds every running turn's lock; the lock still excludes a second turn of the same conversation
+in this process and in any other, and survives its connection being killed."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import psycopg
+import pytest
+
+from chat.locks import ConversationBusy, conversation_lock, conversation_running, lock_key
+from twinsite.db import advisory_locks, conninfo
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("checkpoint_pool")]
+
+
+def other_session_can_take(key: int) -> bool:
+    """Whether another process's session could take ``key`` now (a transaction lock, let go at once)."""
+    with psycopg.connect(conninfo(), autocommit=False) as conn:
+        return conn.execute("SELECT pg_try_advisory_xact_lock(%s)", (key,)).fetchone()[0]
+
+
+def lock_connections() -> int:
+    with psycopg.connect(conninfo(), autocommit=True) as conn:
+        return conn.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'twinsite-locks'"
+                            " AND datname = current_database()").fetchone()[0]
+
+
+async def test_fifty_running_turns_hold_their_locks_on_one_connection():
+    ids = [uuid.uuid4() for _ in range(50)]
+    holding, release = asyncio.Event(), asyncio.Event()
+    entered = 0
+
+    async def turn(conversation_id) -> None:
+        nonlocal entered
+        async with conversation_lock(conversation_id):
+            entered += 1
+            if entered == len(ids):
+                holding.set()
+            await release.wait()
+
+    tasks = [asyncio.create_task(turn(i)) for i in ids]
+    await asyncio.wait_for(holding.wait(), 30)
+    assert await asyncio.to_thread(lock_connections) == 1
+    taken = await asyncio.gather(*(asyncio.to_thread(other_session_can_take, lock_key(i)) for i in ids[:5]))
+    assert taken == [False] * 5  # held for every other process
+    release.set()
+    await asyncio.gather(*tasks)
+    assert await asyncio.to_thread(other_session_can_take, lock_key(ids[0]))
+    assert advisory_locks().held == set()
+
+
+async def test_a_second_turn_of_the_conversation_in_this_process_is_busy():
+    conversation_id = uuid.uuid4()
+    async with conversation_lock(conversation_id):
+        # Postgres would let the same session take the key again: the process must not
+        with pytest.raises(ConversationBusy):
+            async with conversation_lock(conversation_id):
+                pass
+        assert await conversation_running(conversation_id)
+    assert not await conversation_running(conversation_id)
+    async with conversation_lock(conversation_id):  # free again, and taken once only
+        pass
+    assert await asyncio.to_thread(other_session_can_take, lock_key(conversation_id))
+
+
+async def test_a_conversation_another_process_runs_is_busy():
+    conversation_id = uuid.uuid4()
+    with psycopg.connect(conninfo(), autocommit=True) as other:
+        other.execute("SELECT pg_advisory_lock(%s)", (lock_key(conversation_id),))
+        with pytest.raises(ConversationBusy):
+            async with conversation_lock(conversation_id):
+                pass
+    async with conversation_lock(conversation_id):  # that process is gone: its lock with it
+        pass
+
+
+async def test_a_killed_lock_connection_is_reopened_with_the_running_turns_locks():
+    running, later = uuid.uuid4(), uuid.uuid4()
+    async with conversation_lock(running):
+        locks = advisory_locks()
+        pid = locks.conn.info.backend_pid
+        with psycopg.connect(conninfo(), autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        await asyncio.sleep(0.2)
+        # the next turn reopens the connection and takes the running turn's key again
+        async with conversation_lock(later):
+            assert locks.conn.info.backend_pid != pid
+            assert not await asyncio.to_thread(other_session_can_take, lock_key(running))
+            assert not await asyncio.to_thread(other_session_can_take, lock_key(later))
+    assert await asyncio.to_thread(other_session_can_take, lock_key(running))
+    assert await asyncio.to_thread(other_session_can_take, lock_key(later))
+    assert await asyncio.to_thread(lock_connections) == 1
