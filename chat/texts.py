@@ -76,6 +76,8 @@ TEXTS = {
     "error.control_characters": _("Your question contains characters I can't read; please retype it."),
     "error.bad_unicode": _("Your question contains characters I can't read; please retype it."),
     "error.busy": _("Wait for the current answer to finish."),
+    "error.overloaded": _("Many visitors are asking right now. Please try again in {seconds} seconds."),
+    "error.deadline": _("That answer took too long and was stopped. Please ask again, perhaps more simply."),
     "error.turn_limit": _("This conversation has reached its limit of {max} questions. "
                           "Start a new conversation to go on."),
     "error.rate_limited": _("You're asking faster than I can answer. Please wait {seconds} seconds and try again."),

@@ -7,13 +7,16 @@ the resume of an owner's decision (``chat.resume``): one run of the thread, stre
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import threading
 import uuid
 import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from channels.layers import get_channel_layer
+from django.conf import settings
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
@@ -38,7 +41,32 @@ from twinsite.clientip import share_key
 from twinsite.db import DATABASE_GONE, database_gone, database_sync_to_async
 
 log = logging.getLogger(__name__)
+DEADLINE_GRACE = 15.0  # seconds past TWIN_TURN_DEADLINE before a hung run (not a model call) is stopped
 Emit = Callable[[dict], Awaitable[None]]
+
+
+class RunningTurns:
+    """How many visitor turns this process runs now, on any of its loops. Per process by design:
+    it guards this process's memory, CPU and connections; each serving process counts its own."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.count = 0
+
+    def take(self, limit: int) -> bool:
+        with self._lock:
+            if self.count >= limit:
+                return False
+            self.count += 1
+            return True
+
+    def give(self) -> None:
+        with self._lock:
+            self.count -= 1
+
+
+running_turns = RunningTurns()
+OVERLOADED_RETRY = 10  # seconds a visitor refused for a saturated process is asked to wait
 
 
 @dataclass
@@ -75,11 +103,17 @@ def group_emitter(conversation_id: uuid.UUID | str) -> Emit:
 
 async def turn_run(*, conversation_id: uuid.UUID | str, text: str, emit: Emit,
                    provider: Provider | None = None, visitor_ip: str = "", lang: str = "en") -> TurnResult:
-    """Run one visitor turn end to end. Raises TurnRejected before anything runs.
+    """Run one visitor turn end to end. Raises TurnRejected before anything runs: ``overloaded``
+    when this process already runs ``TWIN_PROCESS_TURNS`` turns, ``busy`` when this conversation
+    runs one.
 
     One turn at a time per conversation, across processes (two tabs, two daphne processes, the
     worker resuming an approval): a Postgres advisory lock held for the whole turn.
     """
+    if not running_turns.take(settings.TWIN_PROCESS_TURNS):
+        # saturated: said at once, not after a wait for a connection or a lock
+        log.warning("turn refused: %d turns already run in this process (TWIN_PROCESS_TURNS)", running_turns.count)
+        raise TurnRejected("overloaded", seconds=OVERLOADED_RETRY, retry_after=OVERLOADED_RETRY)
     try:
         async with conversation_lock(conversation_id):
             # Card and account numbers never reach a table, the checkpoint or a log: only the
@@ -97,6 +131,8 @@ async def turn_run(*, conversation_id: uuid.UUID | str, text: str, emit: Emit,
                                       budget_ip_hash=ip_hash(share_key(visitor_ip)), lang=lang)
     except ConversationBusy:
         raise TurnRejected("busy") from None
+    finally:
+        running_turns.give()
 
 
 @dataclass
@@ -120,7 +156,8 @@ async def run_recorded(conversation_id: uuid.UUID | str, graph_input: dict | Com
     recorder = TurnRecorder(provider=provider.name, model=provider.model)
     context = TurnContext(provider=provider, recorder=recorder, conversation_id=str(conversation_id),
                           raw_question=raw_question, visitor_ip_hash=visitor_ip_hash,
-                          budget_ip_hash=budget_ip_hash or visitor_ip_hash, lang=lang)
+                          budget_ip_hash=budget_ip_hash or visitor_ip_hash, lang=lang,
+                          deadline=asyncio.get_running_loop().time() + settings.TWIN_TURN_DEADLINE)
     lang = detect_language(user_message.content if user_message else "", lang)
 
     async def send(event: dict) -> None:
@@ -132,7 +169,8 @@ async def run_recorded(conversation_id: uuid.UUID | str, graph_input: dict | Com
     run = await _stream(conversation_id, graph_input, context, send)
     await _paused(conversation_id, run, send)
     if run.error_code:
-        key = {"aborted": "error.aborted", "unavailable": "error.unavailable"}.get(run.error_code, "error.failed")
+        key = {"aborted": "error.aborted", "unavailable": "error.unavailable",
+               "deadline": "error.deadline"}.get(run.error_code, "error.failed")
         await send({"type": "error", "code": run.error_code, "in_turn": True, "message": say(key, lang)})
     return await _recorded(conversation_id, run, recorder, user_message=user_message, send=send, lang=lang)
 
@@ -143,13 +181,20 @@ async def _stream(conversation_id: uuid.UUID | str, graph_input: dict | Command 
     run = _Run()
     try:
         graph = await compiled_graph()
-        async for mode, chunk in graph.astream(graph_input, config, context=context,
-                                               stream_mode=["custom", "updates"]):
-            if mode == "custom":
-                await send(chunk)
-            elif mode == "updates" and "__interrupt__" in chunk:
-                run.interrupts.extend(chunk["__interrupt__"])
-        run.state = (await graph.aget_state(config)).values
+        # The model call stops at the deadline by itself (generate); this stops anything else
+        # that hangs, a little later, as a crashed run (recorded, the checkpoint left to the sweeper).
+        async with asyncio.timeout(max(0.0, context.seconds_left()) + DEADLINE_GRACE):
+            async for mode, chunk in graph.astream(graph_input, config, context=context,
+                                                   stream_mode=["custom", "updates"]):
+                if mode == "custom":
+                    await send(chunk)
+                elif mode == "updates" and "__interrupt__" in chunk:
+                    run.interrupts.extend(chunk["__interrupt__"])
+            run.state = (await graph.aget_state(config)).values
+    except TimeoutError:
+        log.error("turn in conversation %s stopped %g s past its deadline", conversation_id, DEADLINE_GRACE)
+        context.recorder.error = context.recorder.error or "deadline: the turn hung past TWIN_TURN_DEADLINE"
+        run.error_code, run.crashed = "deadline", True
     except Exception as exc:
         log.exception("turn failed in conversation %s", conversation_id)
         context.recorder.error = context.recorder.error or f"{type(exc).__name__}: {exc}"

@@ -31,7 +31,10 @@ from twinsite.settings_provider import provider_endpoint
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("TWIN_VAR_DIR", str(BASE_DIR / "var"))).resolve()
 
-DEBUG = env_bool("DEBUG", default=True)
+# Off unless asked for: a server started any other way than `make run` (daphne by hand, a
+# container) never shows debug pages. `make run`, manage.py and the test run turn it on when the
+# environment does not say (scripts/serve, manage.py, tests/settings.py).
+DEBUG = env_bool("DEBUG", default=False)
 
 
 def _secret_key() -> str:
@@ -318,6 +321,11 @@ TWIN_PRICING_OVERRIDES = env_str("TWIN_PRICING_OVERRIDES")  # JSON, see README
 # Agent
 TWIN_MAX_TOOL_ROUNDS = env_int("TWIN_MAX_TOOL_ROUNDS", 3, minimum=0, maximum=10)
 TWIN_TOOL_TIMEOUT = env_float("TWIN_TOOL_TIMEOUT", 10.0, minimum=0.1)
+# A whole turn (every model call and tool round) ends by this many seconds: a model call still
+# running is stopped and the visitor told (`deadline`).
+TWIN_TURN_DEADLINE = env_float("TWIN_TURN_DEADLINE", 120.0, minimum=1.0)
+# Visitor turns one serving process runs at once; the next is refused at once (`overloaded`).
+TWIN_PROCESS_TURNS = env_int("TWIN_PROCESS_TURNS", 100, minimum=1)
 TWIN_HISTORY_TOKENS = env_int("TWIN_HISTORY_TOKENS", 2000, minimum=0)
 # The knowledge in the system prompt never exceeds this (knowledge/prefix.py); above it the rest
 # is reached by search.

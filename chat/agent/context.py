@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import math
 from dataclasses import dataclass, field
 
 from chat.agent.recorder import TurnRecorder
@@ -26,3 +28,9 @@ class TurnContext:
     # The visitor's page language: the twin's own sentences follow the question's language, and
     # this one when the question does not tell (a name, a number, a resume by the owner).
     lang: str = "en"
+    # When the turn must end (the loop's clock, ``TWIN_TURN_DEADLINE`` after it started): a model
+    # call still running then is stopped and the turn ends with ``deadline``.
+    deadline: float = math.inf
+
+    def seconds_left(self) -> float:
+        return self.deadline - asyncio.get_running_loop().time()

@@ -7,6 +7,7 @@ settle (the reservation replaced by the real cost, whatever happened to the call
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from decimal import Decimal
@@ -37,6 +38,8 @@ log = logging.getLogger(__name__)
 async def generate(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
     """The only node that calls a model. Streams tokens to the visitor as they arrive."""
     ctx = runtime.context
+    if ctx.seconds_left() <= 0:  # the turn's time is spent (a tool round ran long): no new call
+        return await _failed(_past_deadline(ctx), ctx, None, Decimal("0"))
     request = await _request(state, ctx.recorder)
     provider = ctx.provider
     # The budget: reserve this call's worst case atomically with the check, settle to the real
@@ -56,7 +59,11 @@ async def generate(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
     on_token = markup.feed
 
     try:
-        result = await provider.complete(request, on_token)
+        try:
+            async with asyncio.timeout(max(0.0, ctx.seconds_left())):
+                result = await provider.complete(request, on_token)
+        except TimeoutError:
+            raise _past_deadline(ctx) from None
         markup.close()
     except ProviderError as exc:
         return await _failed(exc, ctx, entry_id, worst_case)
@@ -126,6 +133,11 @@ async def _reserve(state: AgentState, runtime: Runtime[TurnContext],
     return entry.pk, None
 
 
+def _past_deadline(ctx: TurnContext) -> ProviderError:
+    return ProviderError("deadline", f"the turn ran past TWIN_TURN_DEADLINE ({settings.TWIN_TURN_DEADLINE:g} s)",
+                         forwarded=ctx.recorder.tokens_forwarded)
+
+
 async def _failed(exc: ProviderError, ctx: TurnContext, entry_id: int | None, worst_case: Decimal) -> dict:
     """A failed call: settled at what it may have cost, the turn ends with its error."""
     recorder, provider = ctx.recorder, ctx.provider
@@ -136,11 +148,12 @@ async def _failed(exc: ProviderError, ctx: TurnContext, entry_id: int | None, wo
         cost = worst_case  # text was produced but no usage came back: charge the worst case
         recorder.cost_usd += cost  # and the turn's cost is what the ledger charges
     await _settle(entry_id, cost)
-    code = "aborted" if exc.forwarded or recorder.tokens_forwarded else "provider_error"
+    forwarded = exc.forwarded or recorder.tokens_forwarded
+    code = "deadline" if exc.code == "deadline" else "aborted" if forwarded else "provider_error"
     recorder.error = f"{exc.code}: {exc.message}"
     log.warning("provider %s failed (%s): %s", provider.name, code, exc)
     return {"error": {"code": code, "message": exc.message, "provider_code": exc.code},
-            "outcome": Outcome.ABORTED.value if code == "aborted" else Outcome.ERROR.value,
+            "outcome": Outcome.ABORTED.value if forwarded else Outcome.ERROR.value,
             "answer": partial.text if partial else "", "pending_calls": []}
 
 
