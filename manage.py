@@ -7,6 +7,8 @@ import sys
 
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "twinsite.settings")
+    # a developer's tool unless told otherwise: production sets DEBUG=0 (compose, the Dockerfile)
+    os.environ.setdefault("DEBUG", "1")
     from django.core.management import execute_from_command_line
 
     execute_from_command_line(sys.argv)

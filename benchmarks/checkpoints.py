@@ -26,6 +26,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--turns", type=int, default=10)
     args = parser.parse_args(argv)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "twinsite.settings")
+    os.environ.setdefault("DEBUG", "1")  # a development run
     import django
 
     django.setup()

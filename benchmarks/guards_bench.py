@@ -41,6 +41,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="2000", help="message lengths in characters, comma-separated")
     args = parser.parse_args()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "twinsite.settings")
+    os.environ.setdefault("DEBUG", "1")  # a development run
     import django
 
     django.setup()

@@ -81,6 +81,7 @@ def main() -> int:
     url = scratch_url("bench")
     os.environ["DATABASE_URL"] = url
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "twinsite.settings")
+    os.environ.setdefault("DEBUG", "1")  # a development run
     import django
 
     django.setup()

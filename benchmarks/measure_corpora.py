@@ -117,6 +117,7 @@ def main() -> int:
         print(f"no corpora at {args.corpora}", file=sys.stderr)
         return 2
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "twinsite.settings")
+    os.environ.setdefault("DEBUG", "1")  # a development run
     import django
 
     django.setup()

@@ -1,0 +1,9 @@
+"""The test run's settings: the product's own, with the development default `make run` has too
+(``DEBUG`` on unless the environment says otherwise, so a generated ``SECRET_KEY`` under var/
+will do). Set in the environment, so the servers and commands the tests start inherit it."""
+
+import os
+
+os.environ.setdefault("DEBUG", "1")
+
+from twinsite.settings import *  # noqa: F403
