@@ -229,11 +229,13 @@ def test_an_unreachable_database_is_degraded_503(settings):
     settings_dict = connection.settings_dict
     saved = settings_dict["HOST"], settings_dict["PORT"]
     connection.close()
+    connection.close_pool()  # the pool was made from the settings: made again from the changed ones
     settings_dict["HOST"], settings_dict["PORT"] = "127.0.0.1", str(free_port())
     try:
         response = monitor_health(settings)
     finally:
         connection.close()
+        connection.close_pool()
         settings_dict["HOST"], settings_dict["PORT"] = saved
     assert response.status_code == 503
     report = response.json()
