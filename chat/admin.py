@@ -119,8 +119,8 @@ class ConversationAdmin(ReadOnlyAdmin):
 @admin.register(TurnLog)
 class TurnLogAdmin(ReadOnlyAdmin):
     list_display = ("created_at", "question", "outcome", "provider", "tokens", "cost_usd", "latency_ms",
-                    "tool_rounds", "hallucination_risk", "usage_estimated", "why")
-    list_filter = ("outcome", "provider", "hallucination_risk", "usage_estimated", "created_at")
+                    "tool_rounds", "hallucination_risk", "retracted", "usage_estimated", "why")
+    list_filter = ("outcome", "provider", "hallucination_risk", "retracted", "usage_estimated", "created_at")
     search_fields = ("conversation__id", "user_message__content", "assistant_message__content")
     list_select_related = ("trace", "user_message")
     date_hierarchy = "created_at"

@@ -71,6 +71,8 @@ class TurnLog(models.Model):
     node_latency_ms = models.JSONField(default=dict, blank=True)
     tool_rounds = models.PositiveSmallIntegerField(default=0)
     hallucination_risk = models.BooleanField(default=False)
+    retracted = models.BooleanField(
+        default=False, help_text="The uncited answer was withdrawn and the decline shown (TWIN_UNCITED=retract)")
     usage_estimated = models.BooleanField(
         default=False, help_text="The provider reported no usage: tokens and cost are the twin's estimate.")
     unknown_citations = models.JSONField(default=list, blank=True)

@@ -38,7 +38,8 @@ def turn_record(*, conversation_id: uuid.UUID | str, user_message: Message | Non
         input_tokens=usage.input_tokens, cached_tokens=usage.cached_tokens, output_tokens=usage.output_tokens,
         cost_usd=round_usd(recorder.cost_usd), latency_ms=recorder.elapsed_ms(),
         node_latency_ms=recorder.node_latency_ms, tool_rounds=state.get("tool_rounds") or 0,
-        hallucination_risk=bool(state.get("hallucination_risk")), usage_estimated=recorder.usage_estimated,
+        hallucination_risk=bool(state.get("hallucination_risk")), retracted=bool(state.get("retracted")),
+        usage_estimated=recorder.usage_estimated,
         unknown_citations=state.get("unknown_citations") or [], state_tokens=recorder.state_tokens,
         view_tokens=recorder.view_tokens, error_code=error_code,
     )
@@ -76,6 +77,6 @@ def turn_logged(turn: TurnLog, *, refusal: str = "") -> None:
         "refusal": refusal, "error_code": turn.error_code, "provider": turn.provider, "model": turn.model,
         "input_tokens": turn.input_tokens, "cached_tokens": turn.cached_tokens, "output_tokens": turn.output_tokens,
         "cost_usd": float(turn.cost_usd), "latency_ms": turn.latency_ms, "tool_rounds": turn.tool_rounds,
-        "hallucination_risk": turn.hallucination_risk,
+        "hallucination_risk": turn.hallucination_risk, "retracted": turn.retracted,
     }
     turns_log.info("turn %s %s", turn.pk, turn.outcome, extra={"fields": fields})

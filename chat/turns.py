@@ -240,6 +240,8 @@ async def _recorded(conversation_id: uuid.UUID | str, run: _Run, recorder: TurnR
     })
     citations = state.get("citations") or []
     done = {"type": "done", "outcome": outcome, "message_id": message.pk, "answer": answer, "citations": citations}
+    if state.get("retracted"):  # the streamed text was withdrawn: ``answer`` replaces it
+        done["retracted"] = True
     if outcome == Outcome.REFUSED:  # which stop: the page shows each one its own way
         done["refusal"] = "budget" if state.get("budget_refused") else (state.get("guard") or {}).get("guard", "")
     turn_logged(turn, refusal=done.get("refusal", ""))  # one JSON line (twinsite.turns)

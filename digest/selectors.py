@@ -136,6 +136,31 @@ def flagged_turns(since: dt.datetime, until: dt.datetime) -> tuple[int, list[dic
     return total, items
 
 
+UNCITED_MIN_ANSWERS = 20  # fewer answers say too little about a model to recommend anything
+
+
+def uncited_by_model(since: dt.datetime, until: dt.datetime) -> list[dict]:
+    """Per model, its answers in the period (answered or declined turns), how many were flagged
+    as long and uncited, and how many of those were retracted; ``recommend_retract`` when the
+    flagged share reaches ``TWIN_UNCITED_ALERT_SHARE`` over enough answers while the policy is
+    still ``log``."""
+    rows = (TurnLog.objects.filter(created_at__gte=since, created_at__lt=until,
+                                   outcome__in=[TurnLog.Outcome.ANSWERED, TurnLog.Outcome.DECLINED])
+            .values("provider", "model")
+            .annotate(answers=Count("id"), flagged=Count("id", filter=Q(hallucination_risk=True)),
+                      retracted=Count("id", filter=Q(retracted=True)))
+            .order_by("-answers", "provider", "model"))
+    out = []
+    for row in rows:
+        share = row["flagged"] / row["answers"]
+        out.append(row | {
+            "percent": round(share * 100, 1),
+            "recommend_retract": (settings.TWIN_UNCITED == "log" and row["answers"] >= UNCITED_MIN_ANSWERS
+                                  and row["flagged"] > 0 and share >= settings.TWIN_UNCITED_ALERT_SHARE),
+        })
+    return out
+
+
 def digest_content(*, now: dt.datetime | None = None, since: dt.datetime | None = None) -> dict:
     """Everything the digest says, and whether it says anything (``has_news``)."""
     now = now or timezone.now()
@@ -145,6 +170,7 @@ def digest_content(*, now: dt.datetime | None = None, since: dt.datetime | None 
     guard_rows = incidents(since, now)
     ratings = feedback(since, now)
     flagged_total, flagged = flagged_turns(since, now)
+    models = uncited_by_model(since, now)
     budget = spend(since, now)
     counts = {"approvals": len(approvals), "questions": questions_total,
               "incidents": sum(r["count"] for r in guard_rows), "feedback": ratings["up"] + ratings["down"],
@@ -154,6 +180,9 @@ def digest_content(*, now: dt.datetime | None = None, since: dt.datetime | None 
         "admin_url": _absolute(reverse("admin:index")),
         "approvals": approvals, "questions": questions, "questions_total": questions_total,
         "incidents": guard_rows, "feedback": ratings, "flagged": flagged, "flagged_total": flagged_total,
+        "uncited_models": [m for m in models if m["flagged"]],
+        "recommend_retract": [m for m in models if m["recommend_retract"]],
+        "alert_percent": round(settings.TWIN_UNCITED_ALERT_SHARE * 100, 1),
         "budget": budget, "counts": counts,
         # spend alone is no news; a day that hit the limit is
         "has_news": any(counts.values()),

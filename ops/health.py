@@ -16,6 +16,7 @@ from langgraph.checkpoint.postgres.base import BasePostgresSaver
 from psycopg import Connection
 
 from budget.selectors import budget_today
+from ops.models import ProviderCheck
 from twinsite.db import conninfo
 
 log = logging.getLogger(__name__)
@@ -61,6 +62,19 @@ def provider_config() -> dict:
             "offline": settings.TWIN_PROVIDER == "offline", "api_key_set": bool(settings.TWIN_API_KEY)}
 
 
+def provider_check() -> dict | None:
+    """The latest ``manage.py check_provider`` of the configured provider and model, if any."""
+    if settings.TWIN_PROVIDER == "offline":
+        return None
+    try:
+        check = ProviderCheck.objects.filter(provider=settings.TWIN_PROVIDER, model=settings.TWIN_MODEL).first()
+    except DatabaseError:
+        return None
+    if check is None:
+        return None
+    return {"ok": check.ok, "checked_at": check.checked_at.isoformat(), **check.result}
+
+
 def budget_check() -> dict:
     try:
         meter = budget_today()
@@ -97,6 +111,6 @@ def health_status_forget() -> None:
 
 def health_report() -> dict:
     report = {"database": database_check(), "checkpointer": checkpointer_check(),
-              "provider": provider_config(), "budget": budget_check()}
+              "provider": provider_config(), "provider_check": provider_check(), "budget": budget_check()}
     healthy = report["database"]["ok"] and report["checkpointer"]["ok"] and report["budget"]["ok"]
     return {"status": "ok" if healthy else "degraded", **report}

@@ -53,3 +53,20 @@ class Job(models.Model):
         if not self.total:
             return None
         return min(100, round(100 * self.done / self.total))
+
+
+class ProviderCheck(models.Model):
+    """The latest ``manage.py check_provider`` result per provider and model (``make run`` runs
+    it): what the model server could do when last asked, shown to staff in ``/api/health``."""
+
+    provider = models.CharField(max_length=40)
+    model = models.CharField(max_length=200)
+    ok = models.BooleanField(help_text="It streamed text and tool calls and took the twin's prompt.")
+    result = models.JSONField(default=dict)
+    checked_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["provider", "model"], name="providercheck_one_per_model")]
+
+    def __str__(self) -> str:
+        return f"{self.provider}/{self.model}: {'ok' if self.ok else 'problems'}"

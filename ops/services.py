@@ -17,7 +17,7 @@ from django.tasks import Task
 from django.utils import timezone
 
 from guards.scrub import scrub_text
-from ops.models import ACTIVE, Job
+from ops.models import ACTIVE, Job, ProviderCheck
 
 # A running job that reported nothing for this long lost its worker (killed, restarted): the
 # next start of its kind marks it failed instead of waiting for it forever.
@@ -102,3 +102,9 @@ def job_run(*, job_id: int, work: Callable[[Progress], str]) -> str:
 def _finish(job_id: int, status: str, *, result: str = "", error: str = "") -> None:
     Job.objects.filter(pk=job_id).update(status=status, result=result[:100_000], error=error[:10_000],
                                          finished_at=timezone.now(), heartbeat_at=timezone.now())
+
+
+def provider_check_record(*, provider: str, model: str, result: dict, ok: bool) -> None:
+    """Keep the latest capability check of this provider and model (one row each)."""
+    ProviderCheck.objects.update_or_create(provider=provider, model=model[:200],
+                                           defaults={"ok": ok, "result": result, "checked_at": timezone.now()})

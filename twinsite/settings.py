@@ -332,6 +332,12 @@ TWIN_HISTORY_TOKENS = env_int("TWIN_HISTORY_TOKENS", 2000, minimum=0)
 TWIN_PREFIX_TOKENS = env_int("TWIN_PREFIX_TOKENS", 16_000, minimum=1_000)
 TWIN_TOOL_RESULT_VIEW_CHARS = env_int("TWIN_TOOL_RESULT_VIEW_CHARS", 8000, minimum=200)
 TWIN_GROUNDEDNESS_CHARS = env_int("TWIN_GROUNDEDNESS_CHARS", 300, minimum=50)
+# An answer of that length with no valid citation and no tool result: "log" shows it, flagged for
+# review (the design's default); "retract" replaces it with the decline once checked.
+TWIN_UNCITED = env_choice("TWIN_UNCITED", "log", ("log", "retract"))
+# The digest recommends TWIN_UNCITED=retract when this share of a model's answers (20 at least)
+# in the period was flagged.
+TWIN_UNCITED_ALERT_SHARE = env_float("TWIN_UNCITED_ALERT_SHARE", 0.05, minimum=0.0)
 TWIN_MAX_QUESTION_CHARS = env_int("TWIN_MAX_QUESTION_CHARS", 2000, minimum=100, maximum=2000)
 # The semantic guard blocks when a question is this much closer (cosine) to the attack exemplars
 # than to the benign ones; 0 switches it off. Calibrated in docs/GUARDS.md.

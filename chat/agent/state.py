@@ -44,6 +44,7 @@ class AgentState(TypedDict, total=False):
     citations: list[dict]
     unknown_citations: list[str]
     hallucination_risk: bool
+    retracted: bool  # the uncited answer was replaced by the decline (TWIN_UNCITED=retract)
     outcome: str  # an Outcome, "" while the turn runs
     error: dict | None  # {"code": ..., "message": ...}
 
@@ -53,6 +54,7 @@ def turn_reset(*, turn_start: int, question: str) -> dict:
     return {
         "turn_start": turn_start, "question": question, "guard": None, "tool_rounds": 0,
         "pending_calls": [], "approved_call_ids": [], "answer": "",
-        "citations": [], "unknown_citations": [], "hallucination_risk": False, "outcome": "", "error": None,
+        "citations": [], "unknown_citations": [], "hallucination_risk": False, "retracted": False, "outcome": "",
+        "error": None,
         "queued_approval_id": None, "resolved": None, "budget_refused": None,
     }

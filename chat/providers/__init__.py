@@ -9,7 +9,10 @@ from chat.providers.offline import OfflineProvider
 from chat.providers.openai_compat import OpenAICompatibleProvider
 
 
-def get_provider(name: str | None = None) -> Provider:
+def get_provider(name: str | None = None, *, max_attempts: int | None = None,
+                 timeout: float | None = None) -> Provider:
+    """The configured provider; ``max_attempts`` and ``timeout`` override the settings (a
+    start-up check asks once, briefly)."""
     name = name or settings.TWIN_PROVIDER
     if name == "offline":
         return OfflineProvider(owner=settings.TWIN_OWNER_NAME)
@@ -20,8 +23,8 @@ def get_provider(name: str | None = None) -> Provider:
         model=settings.TWIN_MODEL,
         base_url=settings.TWIN_BASE_URL,
         api_key=settings.TWIN_API_KEY,
-        timeout=settings.TWIN_PROVIDER_TIMEOUT,
-        max_attempts=settings.TWIN_PROVIDER_MAX_ATTEMPTS,
+        timeout=timeout or settings.TWIN_PROVIDER_TIMEOUT,
+        max_attempts=max_attempts or settings.TWIN_PROVIDER_MAX_ATTEMPTS,
         backoff=settings.TWIN_PROVIDER_BACKOFF,
         drop_every=settings.TWIN_FAULT_DROP_EVERY,
         cut_stream=settings.TWIN_FAULT_CUT_STREAM,

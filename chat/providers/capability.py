@@ -27,6 +27,9 @@ FIXES = {
                      "(turns are marked usage_estimated); a server that streams usage is billed exactly",
     "no_markup": "the model wrote chat-template or tool markup as text (removed before visitors see it): the "
                  "server's chat template does not match the model",
+    "fits_prompt": "the server refused or failed on the twin's own prompt (its knowledge prefix, up to "
+                   "TWIN_PREFIX_TOKENS): start it with a larger context, 8192 tokens or more for the sample "
+                   "(llama.cpp: -c 8192; llama-cpp-python: --n_ctx 8192), or lower TWIN_PREFIX_TOKENS",
 }
 
 
@@ -36,19 +39,26 @@ class Capabilities:
     streams_tool_calls: bool = False
     reports_usage: bool = False
     no_markup: bool = True
+    fits_prompt: bool | None = None  # None: not asked (no prompt given)
     errors: list[str] = field(default_factory=list)
 
     def problems(self) -> dict[str, str]:
-        return {name: fix for name, fix in FIXES.items() if not getattr(self, name)}
+        return {name: fix for name, fix in FIXES.items() if getattr(self, name) is False}
+
+    @property
+    def usable(self) -> bool:
+        """What the twin cannot work without: text, tool calls, and its prompt when asked."""
+        return not self.errors and self.streams_text and self.streams_tool_calls and self.fits_prompt is not False
 
     def as_dict(self) -> dict:
         return {"streams_text": self.streams_text, "streams_tool_calls": self.streams_tool_calls,
-                "reports_usage": self.reports_usage, "no_markup": self.no_markup, "errors": self.errors,
-                "fixes": self.problems()}
+                "reports_usage": self.reports_usage, "no_markup": self.no_markup, "fits_prompt": self.fits_prompt,
+                "errors": self.errors, "fixes": self.problems()}
 
 
-async def capabilities(provider: Provider) -> Capabilities:
-    """Two streamed requests: one for text, one that invites a tool call."""
+async def capabilities(provider: Provider, prompt: str = "") -> Capabilities:
+    """Two streamed requests: one for text, one that invites a tool call; and with ``prompt``
+    (the twin's system prompt) a third, whether the server takes a prompt that long."""
     found = Capabilities()
     pieces: list[str] = []
     text_request = ChatRequest(messages=[{"role": "system", "content": "You are a test. Answer in a few words."},
@@ -70,4 +80,13 @@ async def capabilities(provider: Provider) -> Capabilities:
         found.no_markup = found.no_markup and strip_markup(tool.text)[1] == 0
     except ProviderError as exc:
         found.errors.append(f"tools: {exc.code}: {exc.message}")
+    if prompt:
+        try:
+            answer = await provider.complete(ChatRequest(
+                messages=[{"role": "system", "content": prompt}, {"role": "user", "content": "Say hello."}],
+                max_tokens=16), lambda piece: None)
+            found.fits_prompt = bool(answer.text.strip() or answer.tool_calls)
+        except ProviderError as exc:
+            found.fits_prompt = False
+            found.errors.append(f"prompt: {exc.code}: {exc.message}")
     return found

@@ -38,13 +38,15 @@ def request(text: str = TOM, *, name: str = "Tom", email: str = "tom@example.com
 
 
 def turn(question: str, answer: str, *, hallucination_risk: bool = False, unknown_citations=(),
-         when: dt.datetime | None = None) -> TurnLog:
+         when: dt.datetime | None = None, provider: str = "offline", model: str = "offline-extractive",
+         retracted: bool = False) -> TurnLog:
     conversation = conversation_create()
     user = Message.objects.create(conversation=conversation, role="user", content=question)
     assistant = Message.objects.create(conversation=conversation, role="assistant", content=answer)
     log = TurnLog.objects.create(conversation=conversation, user_message=user, assistant_message=assistant,
-                                 outcome="answered", provider="offline", model="offline-extractive",
-                                 hallucination_risk=hallucination_risk, unknown_citations=list(unknown_citations))
+                                 outcome="declined" if retracted else "answered", provider=provider, model=model,
+                                 hallucination_risk=hallucination_risk, retracted=retracted,
+                                 unknown_citations=list(unknown_citations))
     AgentTrace.objects.create(message=assistant, turn=log)
     if when is not None:
         _backdate(TurnLog, log.pk, when)

@@ -188,3 +188,24 @@ def test_bad_digest_settings_stop_the_start_naming_the_variable(env, message):
     result = check_settings(**env)
     assert result.returncode != 0 and "ImproperlyConfigured" in result.stderr and message in result.stderr
     assert check_settings(TWIN_DIGEST_TIME="off", TWIN_OWNER_LANGUAGE="nl").returncode == 0
+
+
+def test_the_digest_shows_uncited_answers_per_model_and_recommends_retract(kb, settings):
+    from digest.selectors import digest_content
+    from tests.digest.seed import turn
+
+    for n in range(25):
+        turn(f"Question {n}?", "An answer.", hallucination_risk=n < 3, provider="openai_compatible",
+             model="smollm2-135m")
+    turn("Who is she?", "An invention.", hallucination_risk=True, provider="openai", model="gpt-4.1-mini")
+    turn("Where?", "I can't find that.", hallucination_risk=True, retracted=True, provider="openai",
+         model="gpt-4.1-mini")
+    assert digest_send()[0] == "sent"
+    text = mail.outbox[0].body
+    assert "smollm2-135m: 3 of 25 answers had no source (12.0%)" in text
+    assert "gpt-4.1-mini: 2 of 2 answers had no source (100.0%), 1 withdrawn" in text
+    assert ("At least 5.0% of smollm2-135m's answers had no source. Consider TWIN_UNCITED=retract" in text)
+    assert "of gpt-4.1-mini's answers had no source. Consider" not in text  # two answers tell too little
+    # the owner who already chose retract is not told again
+    settings.TWIN_UNCITED = "retract"
+    assert digest_content()["recommend_retract"] == []

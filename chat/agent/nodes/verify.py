@@ -11,7 +11,9 @@ from langgraph.runtime import Runtime
 from chat.agent.context import TurnContext
 from chat.agent.state import AgentState, Outcome
 from chat.citations import cited_titles, strip_citations
+from chat.texts import text as say
 from knowledge import selectors as knowledge
+from knowledge.language import detect_language
 from twinsite.db import database_sync_to_async
 
 
@@ -28,13 +30,19 @@ async def verify(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
     turn_messages = (state.get("messages") or [])[state.get("turn_start", 0):]
     used_tools = any(m.get("role") == "tool" and _succeeded(m) for m in turn_messages)
     long_answer = len(answer) >= settings.TWIN_GROUNDEDNESS_CHARS
-    # Flagged for review, not blocked: "I don't know that" has no citation either.
+    # Flagged for review: "I don't know that" has no citation either, so a short answer is not.
     risky = long_answer and not citations and not used_tools
     outcome = _outcome(state, cited=bool(citations), long_answer=long_answer)
+    retract = risky and settings.TWIN_UNCITED == "retract" and outcome == Outcome.ANSWERED
+    if retract:
+        # the owner chose: an answer nothing backs is withdrawn; the visitor's screen shows the
+        # decline instead (``done`` carries it), and so does the history the model sees next
+        answer = say("offline.decline", detect_language(state.get("question") or "", runtime.context.lang))
+        outcome = Outcome.DECLINED.value
     if citations:
         runtime.stream_writer({"type": "citations", "citations": citations})
     update: dict = {"answer": answer, "citations": citations, "unknown_citations": unknown,
-                    "hallucination_risk": risky, "outcome": outcome}
+                    "hallucination_risk": risky, "retracted": retract, "outcome": outcome}
     if not state.get("error") and answer:
         # the answer as the visitor keeps it (unknown citations removed) becomes history
         update["messages"] = [{"role": "assistant", "content": answer}]

@@ -20,6 +20,7 @@ from chat.providers import pricing
 from chat.providers.base import ProviderError, Usage
 from chat.providers.scripted import ScriptedProvider, Step
 from chat.services import conversation_create
+from chat.texts import text as say
 from chat.turns import turn_run
 from guards.models import GuardIncident
 
@@ -216,6 +217,45 @@ async def test_long_uncited_answer_is_flagged_not_blocked():
     result, _, _ = await ask("Who is she?", provider)
     turn, _ = await rows(result)
     assert turn.hallucination_risk and result.outcome == "answered" and result.answer.strip() == text.strip()
+
+
+async def test_under_retract_a_long_uncited_answer_is_withdrawn_for_the_decline(settings):
+    """TWIN_UNCITED=retract: what streamed is replaced (``done`` carries the decline), stored and
+    remembered as the decline, declined and flagged; the invention stays in the trace for review."""
+    settings.TWIN_UNCITED = "retract"
+    text = "She has led many large teams at famous companies and invented several databases. " * 5
+    result, events, conversation = await ask("Who is she?", ScriptedProvider([Step(text=text)]))
+    decline = say("offline.decline", "en")
+    assert "".join(e["text"] for e in events if e["type"] == "token") == text  # it had streamed
+    done = events[-1]
+    assert (done["outcome"], done["answer"], done["retracted"]) == ("declined", decline, True)
+    turn, trace = await rows(result)
+    assert (turn.outcome, turn.hallucination_risk, turn.retracted) == ("declined", True, True)
+    assert await database_sync_to_async(lambda: turn.assistant_message.content)() == decline
+    assert "invented several databases" in json.dumps(trace.provider_responses)
+    assert await UnansweredQuestion.objects.filter(question="Who is she?").aexists()
+    # the model's next call sees the decline, not its invention
+    follow = ScriptedProvider([Step(text="I don't know that.")])
+    await ask("And then?", follow, conversation)
+    seen = [m["content"] for m in follow.requests[0].messages if m["role"] == "assistant"]
+    assert seen == [decline]
+
+
+@pytest.mark.parametrize("case", ["cited", "short", "after_a_search"])
+async def test_retract_leaves_sourced_and_short_answers_alone(settings, case):
+    settings.TWIN_UNCITED = "retract"
+    long = "She builds bookkeeping software for small firms and has done so for years. " * 5
+    steps = {
+        "cited": [Step(text=long + "[source: Curriculum Vitae]")],
+        "short": [Step(text="Hello! Ask me about her work.")],
+        "after_a_search": [Step(tool_calls=[("search_knowledge", {"query": "bookkeeping software"})]),
+                           Step(text=long)],
+    }[case]
+    result, events, _ = await ask("What does she build?", ScriptedProvider(steps))
+    turn, _ = await rows(result)
+    assert not turn.retracted and "retracted" not in events[-1]
+    assert result.outcome == ("declined" if case == "short" else "answered")
+    assert result.answer.strip() == steps[-1].text.strip()
 
 
 async def test_short_answer_without_source_is_declined_and_logged_as_unanswered():

@@ -8,6 +8,8 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
+from ops.health import health_report
+from ops.models import ProviderCheck
 from tests.fakes.openai_server import FakeOpenAI, Reply, sse_text
 
 pytestmark = pytest.mark.django_db
@@ -31,11 +33,32 @@ def _run(settings, server, capsys) -> dict:
     return json.loads(capsys.readouterr().out)
 
 
-def test_a_capable_server_passes(settings, capsys):
+def test_a_capable_server_passes_and_staff_see_the_result_in_health(settings, capsys, kb):
     with FakeOpenAI(lambda body: Reply(chunks=_tool_stream() if body.get("tools") else sse_text("Hello", "!"))) as s:
         found = _run(settings, s, capsys)
+        prompts = [r["body"]["messages"][0]["content"] for r in s.requests]
     assert found["streams_text"] and found["streams_tool_calls"] and found["reports_usage"] and found["no_markup"]
-    assert found["fixes"] == {} and found["errors"] == []
+    assert found["fits_prompt"] and found["fixes"] == {} and found["errors"] == []
+    assert any("[source:" in p and len(p) > 5000 for p in prompts)  # the twin's own prompt, knowledge and all
+    report = health_report()
+    assert report["provider_check"]["ok"] and report["provider_check"]["fits_prompt"]
+    assert ProviderCheck.objects.get().model == "local-1"
+
+
+def test_a_server_with_too_small_a_context_is_told_to_grow_it(settings, capsys, kb):
+    too_long = '{"error": {"message": "the request exceeds the available context size, try increasing it"}}'
+
+    def brain(body):
+        if len(body["messages"][0]["content"]) > 2000:
+            return Reply(400, [too_long])
+        return Reply(chunks=_tool_stream() if body.get("tools") else sse_text("Hello"))
+
+    with FakeOpenAI(brain) as server, pytest.raises(CommandError):
+        _run(settings, server, capsys)
+    found = json.loads(capsys.readouterr().out)
+    assert found["streams_text"] and found["streams_tool_calls"] and found["fits_prompt"] is False
+    assert "-c 8192" in found["fixes"]["fits_prompt"] and "context size" in found["errors"][0]
+    assert health_report()["provider_check"]["ok"] is False
 
 
 def test_a_server_without_usage_or_tool_calls_is_told_what_to_fix(settings, capsys):
