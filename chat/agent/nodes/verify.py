@@ -36,7 +36,11 @@ async def verify(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
     retract = risky and settings.TWIN_UNCITED == "retract" and outcome == Outcome.ANSWERED
     if retract:
         # the owner chose: an answer nothing backs is withdrawn; the visitor's screen shows the
-        # decline instead (``done`` carries it), and so does the history the model sees next
+        # decline instead (``done`` carries it), and so does the history the model sees next.
+        # The withdrawn text stays in the trace, for the owner's review.
+        responses = runtime.context.recorder.provider_responses
+        if responses:
+            responses[-1]["retracted_text"] = answer
         answer = say("offline.decline", detect_language(state.get("question") or "", runtime.context.lang))
         outcome = Outcome.DECLINED.value
     if citations:
