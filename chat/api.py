@@ -10,7 +10,9 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Literal
 
+from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.db import close_old_connections
 from django.http import StreamingHttpResponse
 from ninja import Router, Schema, Status
 from ninja.utils import check_csrf
@@ -133,6 +135,10 @@ async def chat_stream(request, payload: ChatIn):
 
 
 async def _stream(conversation_id: str, text: str, ip: str, staff: bool, lang: str) -> AsyncIterator[str]:
+    # The request's thread (its session, its user) borrowed a connection from Django's pool and
+    # would keep it until the response is closed, after the whole turn: given back now, else 20
+    # streams at once would hold the whole pool.
+    await sync_to_async(close_old_connections)()
     queue: asyncio.Queue = asyncio.Queue()
 
     async def emit(event: dict) -> None:

@@ -179,11 +179,12 @@ async def _stream(conversation_id: uuid.UUID | str, graph_input: dict | Command 
                   send: Emit) -> _Run:
     config = {"configurable": {"thread_id": str(conversation_id)}}
     run = _Run()
+    # The model call stops at the deadline by itself (generate); this stops anything else that
+    # hangs, a little later, as a crashed run (recorded, the checkpoint left to the sweeper).
+    hung = asyncio.timeout(context.timeout(DEADLINE_GRACE))
     try:
         graph = await compiled_graph()
-        # The model call stops at the deadline by itself (generate); this stops anything else
-        # that hangs, a little later, as a crashed run (recorded, the checkpoint left to the sweeper).
-        async with asyncio.timeout(max(0.0, context.seconds_left()) + DEADLINE_GRACE):
+        async with hung:
             async for mode, chunk in graph.astream(graph_input, config, context=context,
                                                    stream_mode=["custom", "updates"]):
                 if mode == "custom":
@@ -191,7 +192,12 @@ async def _stream(conversation_id: uuid.UUID | str, graph_input: dict | Command 
                 elif mode == "updates" and "__interrupt__" in chunk:
                     run.interrupts.extend(chunk["__interrupt__"])
             run.state = (await graph.aget_state(config)).values
-    except TimeoutError:
+    except TimeoutError as exc:
+        if not hung.expired():  # someone else's timeout: a crash like any other
+            log.exception("turn failed in conversation %s", conversation_id)
+            context.recorder.error = context.recorder.error or f"{type(exc).__name__}: {exc}"
+            run.error_code, run.crashed = "internal", True
+            return run
         log.error("turn in conversation %s stopped %g s past its deadline", conversation_id, DEADLINE_GRACE)
         context.recorder.error = context.recorder.error or "deadline: the turn hung past TWIN_TURN_DEADLINE"
         run.error_code, run.crashed = "deadline", True

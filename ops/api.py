@@ -39,12 +39,27 @@ class BudgetOut(Schema):
     exhausted: bool
 
 
+class ProviderCheckOut(Schema):
+    """The latest ``manage.py check_provider`` of the configured provider and model."""
+
+    ok: bool
+    checked_at: dt.datetime
+    streams_text: bool
+    streams_tool_calls: bool
+    reports_usage: bool
+    no_markup: bool
+    fits_prompt: bool | None = None  # None: not known (the third request failed for another reason)
+    errors: list[str] = []
+    fixes: dict[str, str] = {}
+
+
 class HealthOut(Schema):
     status: Literal["ok", "degraded"]
     # the parts, for staff with chat.view_trace or the metrics token only
     database: DatabaseOut | None = None
     checkpointer: CheckpointerOut | None = None
     provider: ProviderOut | None = None
+    provider_check: ProviderCheckOut | None = None  # never checked (or offline): null
     budget: BudgetOut | None = None
 
 
@@ -53,8 +68,9 @@ class HealthOut(Schema):
 def health(request) -> Status:
     """``{"status": "ok"}``, or ``degraded`` with 503 when a turn cannot run. Staff with
     ``chat.view_trace`` and monitors with the metrics token also get the parts: database,
-    checkpointer, provider configuration and today's budget. Anyone else gets a status at most a
-    few seconds old (ops.health.health_status): asking often costs nothing."""
+    checkpointer, provider configuration, the last provider check and today's budget. Anyone
+    else gets a status at most a few seconds old (ops.health.health_status): asking often
+    costs nothing."""
     if may_read_operations(request):
         report = health_report()
     else:

@@ -107,9 +107,11 @@ class AdvisoryLocks:
         self.held: set[int] = set()  # taken in Postgres by this connection's session
         self.claimed: set[int] = set()  # being taken right now (a second try meanwhile is busy)
         self._connecting = asyncio.Lock()
+        self._reopening: asyncio.Task | None = None
 
-    def _usable(self) -> bool:
-        return self.conn is not None and not self.conn.closed and not self.conn.broken
+    def _usable(self, conn: psycopg.AsyncConnection | None = None) -> bool:
+        conn = conn or self.conn
+        return conn is not None and not conn.closed and not conn.broken
 
     async def _connection(self) -> psycopg.AsyncConnection:
         if self._usable():
@@ -121,19 +123,40 @@ class AdvisoryLocks:
                     make_conninfo(conninfo(), application_name="twinsite-locks"),
                     autocommit=True, prepare_threshold=0)
                 if self.held:
+                    wanted = sorted(self.held)
                     lost = await (await self.conn.execute(
                         "SELECT k FROM unnest(%s::bigint[]) AS k WHERE NOT pg_try_advisory_lock(k)",
-                        (sorted(self.held),))).fetchall()
+                        (wanted,))).fetchall()
                     if lost:
                         log.warning("lock connection reopened: %d running turns' locks were taken by "
                                     "another process meanwhile", len(lost))
+                    # turns that ended while this ran let go: their keys go too
+                    if ended := set(wanted) - self.held - {k for (k,) in lost}:
+                        await self.conn.execute("SELECT pg_advisory_unlock(k) FROM unnest(%s::bigint[]) AS k",
+                                                (sorted(ended),))
             return self.conn
 
-    async def _drop(self) -> None:
-        conn, self.conn = self.conn, None
-        if conn is not None and not conn.closed:
+    async def _drop(self, conn: psycopg.AsyncConnection | None = None) -> None:
+        """Close ``conn`` (by default the current one), ending its session and its locks; a
+        connection already replaced is closed without touching its successor."""
+        conn = conn or self.conn
+        if conn is None:
+            return
+        if conn is self.conn:
+            self.conn = None
+        if not conn.closed:
             with contextlib.suppress(Exception):
                 await conn.close()
+
+    def _reopen_soon(self) -> None:
+        """After a drop while turns still hold keys: take them again now, not at the next turn."""
+        if self.held and (self._reopening is None or self._reopening.done()):
+            self._reopening = asyncio.get_running_loop().create_task(self._reopen())
+
+    async def _reopen(self) -> None:
+        with contextlib.suppress(Exception):  # Postgres away: the next turn tries again
+            async with asyncio.timeout(LOCK_TIMEOUT):
+                await self._connection()
 
     async def try_lock(self, key: int) -> bool:
         """Take ``key`` unless anyone (this process included) holds it. Raises psycopg's
@@ -148,14 +171,9 @@ class AdvisoryLocks:
                 except psycopg.OperationalError:
                     # a connection Postgres ended since its last use (restart, terminated) says
                     # so only now: once more on a new one, which takes the held keys again
-                    await self._drop()
                     row = await self._take(key)
         except TimeoutError:
-            await self._drop()
             raise psycopg.OperationalError("the lock connection did not answer in time") from None
-        except psycopg.Error:
-            await self._drop()
-            raise
         finally:
             self.claimed.discard(key)
         if row and row[0]:
@@ -165,21 +183,40 @@ class AdvisoryLocks:
 
     async def _take(self, key: int) -> tuple | None:
         conn = await self._connection()
-        return await (await conn.execute("SELECT pg_try_advisory_lock(%s)", (key,))).fetchone()
+        try:
+            return await (await conn.execute("SELECT pg_try_advisory_lock(%s)", (key,))).fetchone()
+        except BaseException:
+            # failed, timed out or cancelled mid-query: whether Postgres took the key is not
+            # known, so the connection goes (and the key with it, if taken); the other running
+            # turns take theirs again at once
+            await self._drop(conn)
+            self._reopen_soon()
+            raise
 
     async def unlock(self, key: int) -> None:
+        # shielded: a turn cancelled while it lets go still lets go
+        await asyncio.shield(self._unlock(key))
+
+    async def _unlock(self, key: int) -> None:
+        conn = self.conn
+        if not self._usable(conn):
+            self.held.discard(key)  # its session is gone, and the lock with it
+            return
         try:
-            if self._usable():
-                async with asyncio.timeout(LOCK_TIMEOUT):
-                    await self.conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
-        except (psycopg.Error, TimeoutError):
-            # unusable: closing it ends its session, and every lock of it (reopened on next use)
-            await self._drop()
-        finally:
+            async with asyncio.timeout(LOCK_TIMEOUT):
+                await conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
             self.held.discard(key)
+        except (psycopg.Error, TimeoutError):
+            self.held.discard(key)
+            # unusable: closing it ends its session and every lock of it, which the other
+            # running turns take again at once
+            await self._drop(conn)
+            self._reopen_soon()
 
     async def close(self) -> None:
         self.held.clear()
+        if self._reopening is not None:
+            self._reopening.cancel()
         await self._drop()
 
 

@@ -34,3 +34,7 @@ class TurnContext:
 
     def seconds_left(self) -> float:
         return self.deadline - asyncio.get_running_loop().time()
+
+    def timeout(self, grace: float = 0.0) -> float | None:
+        """For ``asyncio.timeout``: the seconds left (plus ``grace``), None without a deadline."""
+        return None if math.isinf(self.deadline) else max(0.0, self.seconds_left()) + grace

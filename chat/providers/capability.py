@@ -47,8 +47,10 @@ class Capabilities:
 
     @property
     def usable(self) -> bool:
-        """What the twin cannot work without: text, tool calls, and its prompt when asked."""
-        return not self.errors and self.streams_text and self.streams_tool_calls and self.fits_prompt is not False
+        """What the twin cannot work without: text, tool calls, and its prompt when asked (a
+        prompt request that failed for another reason than its size is reported, not held against it)."""
+        failed = any(e.startswith(("text:", "tools:")) for e in self.errors)
+        return not failed and self.streams_text and self.streams_tool_calls and self.fits_prompt is not False
 
     def as_dict(self) -> dict:
         return {"streams_text": self.streams_text, "streams_tool_calls": self.streams_tool_calls,
@@ -84,9 +86,12 @@ async def capabilities(provider: Provider, prompt: str = "") -> Capabilities:
         try:
             answer = await provider.complete(ChatRequest(
                 messages=[{"role": "system", "content": prompt}, {"role": "user", "content": "Say hello."}],
-                max_tokens=16), lambda piece: None)
-            found.fits_prompt = bool(answer.text.strip() or answer.tool_calls)
+                max_tokens=64), lambda piece: None)
+            found.fits_prompt = True if answer.text.strip() or answer.tool_calls else None
         except ProviderError as exc:
-            found.fits_prompt = False
+            # refused for its size (400/413, or a message about the context): it does not fit;
+            # anything else (a timeout while a CPU server reads it, a 429) leaves it unknown
+            too_big = exc.status in (400, 413) or "context" in exc.message.lower()
+            found.fits_prompt = False if too_big else None
             found.errors.append(f"prompt: {exc.code}: {exc.message}")
     return found

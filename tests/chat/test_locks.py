@@ -93,3 +93,44 @@ async def test_a_killed_lock_connection_is_reopened_with_the_running_turns_locks
     assert await asyncio.to_thread(other_session_can_take, lock_key(running))
     assert await asyncio.to_thread(other_session_can_take, lock_key(later))
     assert await asyncio.to_thread(lock_connections) == 1
+
+
+async def test_a_turn_ending_on_a_dead_connection_lets_the_others_take_their_locks_again_at_once():
+    ending, running = uuid.uuid4(), uuid.uuid4()
+    locks = advisory_locks()
+    assert await locks.try_lock(lock_key(ending)) and await locks.try_lock(lock_key(running))
+    with psycopg.connect(conninfo(), autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", (locks.conn.info.backend_pid,))
+    await asyncio.sleep(0.2)
+    await locks.unlock(lock_key(ending))  # fails on the dead connection: dropped, reopened at once
+    for _ in range(100):  # no new turn needed
+        if not await asyncio.to_thread(other_session_can_take, lock_key(running)):
+            break
+        await asyncio.sleep(0.05)
+    assert not await asyncio.to_thread(other_session_can_take, lock_key(running))
+    assert await asyncio.to_thread(other_session_can_take, lock_key(ending))
+    await locks.unlock(lock_key(running))
+    assert locks.held == set()
+
+
+async def test_a_lock_attempt_cancelled_mid_query_leaves_no_lock_behind():
+    locks = advisory_locks()
+    running = uuid.uuid4()
+    assert await locks.try_lock(lock_key(running))
+    for attempt in range(20):  # cancelled at different points of the attempt
+        key = lock_key(uuid.uuid4())
+        task = asyncio.create_task(locks.try_lock(key))
+        for _ in range(attempt % 4):
+            await asyncio.sleep(0)
+        task.cancel()
+        try:
+            taken = await task
+        except asyncio.CancelledError:
+            taken = False
+        if taken:
+            await locks.unlock(key)
+        assert key not in locks.held
+        assert await asyncio.to_thread(other_session_can_take, key), attempt
+    await asyncio.sleep(0.2)  # a reopened connection has taken the running turn's key again
+    await locks.try_lock(lock_key(uuid.uuid4()))
+    assert not await asyncio.to_thread(other_session_can_take, lock_key(running))

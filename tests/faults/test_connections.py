@@ -12,7 +12,8 @@ import httpx
 import psycopg
 import pytest
 
-from tests.faults.conftest import Daphne, twin_env
+from tests.fakes.openai_server import FakeOpenAI, Reply, sse_text
+from tests.faults.conftest import Daphne, fake_provider_env, twin_env
 from twinsite.db import conninfo
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -59,3 +60,28 @@ def test_forty_page_loads_at_once_hold_no_more_connections_than_the_pool(tmp_pat
         sampler.join()
     assert statuses == [200] * 80
     assert 1 <= sampler.highest[NAME] <= 4  # the pool's size, not one per request
+
+
+def test_slow_api_streams_give_their_request_connection_back_to_the_pool(tmp_path, processes):
+    """``POST /api/chat`` streams for the whole turn; the request's thread must not keep its
+    pooled connection that long, or a few slow streams hold the pool and everyone else waits."""
+    with FakeOpenAI() as fake:
+        for _ in range(4):
+            fake.add(Reply(chunks=sse_text("She ", "builds ", "software."), wait=4.0))
+        env = twin_env(TWIN_DB_POOL_SIZE="2", TWIN_TRUSTED_PROXIES="1", **fake_provider_env(fake.base_url))
+        server = Daphne(env, tmp_path / "daphne.log")
+        processes.append(server)
+
+        async def ask(n: int) -> str:
+            async with httpx.AsyncClient(timeout=60) as client:
+                response = await client.post(server.url + "/api/chat", json={"text": "What does she build?"},
+                                             headers={"X-Forwarded-For": f"10.8.0.{n}"})
+                assert response.status_code == 200, response.text
+                return response.text
+
+        async def crowd() -> list[str]:
+            return await asyncio.gather(*(ask(n) for n in range(4)))
+
+        streams = asyncio.run(crowd())
+    for stream in streams:
+        assert "event: done" in stream and "unavailable" not in stream and "software." in stream

@@ -103,8 +103,12 @@ async def test_the_twin_on_a_real_small_model(llama_server, settings):
 
     # under retract, whatever was flagged was withdrawn for the decline
     settings.TWIN_UNCITED = "retract"
+    before_retract = (await TurnLog.objects.order_by("-pk").afirst()).pk
     for question in QUESTIONS[:6]:
         await ask(llama_server, question)
+    # under retract no flagged answer was left standing
+    assert not await TurnLog.objects.filter(pk__gt=before_retract, hallucination_risk=True,
+                                            outcome="answered").aexists()
 
     turns = [t async for t in TurnLog.objects.exclude(outcome="refused").select_related("assistant_message")]
     model_turns = [t for t in turns if t.input_tokens]

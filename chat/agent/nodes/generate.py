@@ -59,14 +59,20 @@ async def generate(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
     on_token = markup.feed
 
     try:
+        deadline = asyncio.timeout(ctx.timeout())
         try:
-            async with asyncio.timeout(max(0.0, ctx.seconds_left())):
+            async with deadline:
                 result = await provider.complete(request, on_token)
         except TimeoutError:
+            if not deadline.expired():
+                raise
             raise _past_deadline(ctx) from None
         markup.close()
     except ProviderError as exc:
-        return await _failed(exc, ctx, entry_id, worst_case)
+        # stopped at the deadline, the server was still at work: its prompt at least is billed
+        floor = pricing.cost_usd(provider.name, provider.model, pricing.estimated_usage(
+            request.messages, request.tools, "")) if exc.code == "deadline" else Decimal("0")
+        return await _failed(exc, ctx, entry_id, worst_case, floor=floor)
     except BaseException:
         await _settle(entry_id, worst_case)  # cancelled or crashed mid-call: assume it was billed
         raise
@@ -138,8 +144,10 @@ def _past_deadline(ctx: TurnContext) -> ProviderError:
                          forwarded=ctx.recorder.tokens_forwarded)
 
 
-async def _failed(exc: ProviderError, ctx: TurnContext, entry_id: int | None, worst_case: Decimal) -> dict:
-    """A failed call: settled at what it may have cost, the turn ends with its error."""
+async def _failed(exc: ProviderError, ctx: TurnContext, entry_id: int | None, worst_case: Decimal, *,
+                  floor: Decimal = Decimal("0")) -> dict:
+    """A failed call: settled at what it may have cost (at least ``floor``), the turn ends with
+    its error."""
     recorder, provider = ctx.recorder, ctx.provider
     partial = exc.partial
     cost = _account(recorder, provider, partial.usage, partial.raw, exc.code) if partial is not None \
@@ -147,6 +155,9 @@ async def _failed(exc: ProviderError, ctx: TurnContext, entry_id: int | None, wo
     if cost == 0 and (exc.forwarded or recorder.tokens_forwarded):
         cost = worst_case  # text was produced but no usage came back: charge the worst case
         recorder.cost_usd += cost  # and the turn's cost is what the ledger charges
+    elif cost < floor:
+        recorder.cost_usd += floor - cost
+        cost = floor
     await _settle(entry_id, cost)
     forwarded = exc.forwarded or recorder.tokens_forwarded
     code = "deadline" if exc.code == "deadline" else "aborted" if forwarded else "provider_error"

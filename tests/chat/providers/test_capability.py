@@ -7,6 +7,7 @@ import json
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.test import Client
 
 from ops.health import health_report
 from ops.models import ProviderCheck
@@ -40,8 +41,11 @@ def test_a_capable_server_passes_and_staff_see_the_result_in_health(settings, ca
     assert found["streams_text"] and found["streams_tool_calls"] and found["reports_usage"] and found["no_markup"]
     assert found["fits_prompt"] and found["fixes"] == {} and found["errors"] == []
     assert any("[source:" in p and len(p) > 5000 for p in prompts)  # the twin's own prompt, knowledge and all
-    report = health_report()
+    settings.TWIN_METRICS_TOKEN = "monitor-token-" + "m" * 20
+    report = Client().get("/api/health", HTTP_AUTHORIZATION=f"Bearer {settings.TWIN_METRICS_TOKEN}").json()
     assert report["provider_check"]["ok"] and report["provider_check"]["fits_prompt"]
+    assert report["provider_check"]["fixes"] == {} and report["provider_check"]["checked_at"]
+    assert "provider_check" not in Client().get("/api/health").json()  # anonymous: the status only
     assert ProviderCheck.objects.get().model == "local-1"
 
 
