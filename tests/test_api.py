@@ -174,7 +174,8 @@ def test_anonymous_health_is_the_status_only_and_checked_at_most_every_few_secon
     user.user_permissions.add(Permission.objects.get(codename="view_trace"))
     ops = Client()
     ops.force_login(user)
-    assert set(ops.get("/api/health").json()) == {"status", "database", "checkpointer", "provider", "budget"}
+    assert set(ops.get("/api/health").json()) == {"status", "database", "checkpointer", "provider", "provider_check",
+                                                  "budget"}
     # a status is reused for STATUS_SECONDS in this process, then checked again
     calls = []
     real = health.health_report

