@@ -21,6 +21,7 @@ from chat.providers.offline import OfflineProvider
 from chat.resume import ResumeFailed, approval_resume
 from chat.services import conversation_create
 from chat.turns import compiled_graph, turn_run
+from tests.concurrently import at_once
 from tests.conftest import session_headers
 from twinsite.asgi import application
 
@@ -168,7 +169,6 @@ async def test_a_decided_request_cannot_be_decided_again():
 
 
 def test_two_staff_deciding_at_once_one_wins(kb):
-    import threading
 
     async def setup():
         try:
@@ -179,25 +179,15 @@ def test_two_staff_deciding_at_once_one_wins(kb):
 
     approval = asyncio.run(setup())
     outcomes: list[str] = []
-    barrier = threading.Barrier(2)
 
     def click(decision: str) -> None:
-        from django.db import connection
-
-        barrier.wait()
         try:
             decide(approval.pk, decision, reason="no")
             outcomes.append("won")
         except errors.AlreadyDecided:
             outcomes.append("told")
-        finally:
-            connection.close()
 
-    threads = [threading.Thread(target=click, args=(d,)) for d in ("approve", "reject")]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    at_once(lambda: click("approve"), lambda: click("reject"))
     assert sorted(outcomes) == ["told", "won"]
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import threading
 from decimal import Decimal
 
 import pytest
@@ -22,6 +21,7 @@ from budget.services import (
     budget_settle,
     reservations_expire,
 )
+from tests.concurrently import at_once
 
 pytestmark = pytest.mark.django_db
 
@@ -136,24 +136,14 @@ def test_fifty_threads_never_reserve_past_the_ceiling(settings):
     settings.TWIN_DAILY_BUDGET_USD = Decimal("1.00")
     settings.TWIN_BUDGET_RESERVE = 0.0  # the ceiling itself, under contention
     granted: list[int] = []
-    barrier = threading.Barrier(50)
 
     def reserve() -> None:
-        from django.db import connection as thread_connection
-
-        barrier.wait()
         try:
             granted.append(budget_reserve(amount_usd=Decimal("0.09")).pk)
         except BudgetRefused:
             pass
-        finally:
-            thread_connection.close()
 
-    threads = [threading.Thread(target=reserve) for _ in range(50)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    at_once(*[reserve] * 50)
     assert len(granted) == 11  # 11 x 0.09 = 0.99 <= 1.00 < 12 x 0.09
     assert BudgetDay.objects.get().reserved_usd == Decimal("0.99")
 

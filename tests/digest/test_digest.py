@@ -5,17 +5,16 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-import threading
 
 import polib
 import pytest
 from django.core import mail
 from django.core.management import call_command
-from django.db import connection
 from django.utils import timezone, translation
 
 from digest.models import DigestDay, DigestLink
 from digest.services import digest_build, digest_due, digest_scheduled, digest_send
+from tests.concurrently import at_once
 from tests.digest.seed import seed_day
 from twinsite import catalogues
 
@@ -159,20 +158,11 @@ def test_two_workers_at_the_same_moment_send_one_digest(kb, settings):
     seed_day()
     settings.TWIN_DIGEST_TIME = (8, 0)
     outcomes: list[str | None] = []
-    barrier = threading.Barrier(2)
 
     def worker() -> None:
-        barrier.wait()
-        try:
-            outcomes.append(digest_scheduled(now=local(8, 30)))
-        finally:
-            connection.close()
+        outcomes.append(digest_scheduled(now=local(8, 30)))
 
-    threads = [threading.Thread(target=worker) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(30)
+    at_once(worker, worker, timeout=30)
     assert sorted(outcomes, key=str) in (["already", "sent"], [None, "sent"])
     assert len(mail.outbox) == 1 and DigestDay.objects.get().outcome == "sent"
 

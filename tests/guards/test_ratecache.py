@@ -3,11 +3,11 @@ connections here), expiring, and the HTTP views limited through them."""
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 from django.core.cache import caches
 from django.db import connection
+
+from tests.concurrently import at_once
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -29,21 +29,12 @@ def test_add_incr_get_and_expiry():
 def test_concurrent_increments_lose_nothing():
     cache = caches["ratelimit"]
     cache.add("hot", 0, 60)
-    barrier = threading.Barrier(20)
 
     def hit():
-        barrier.wait()
-        try:
-            for _ in range(5):
-                cache.incr("hot")
-        finally:
-            connection.close()
+        for _ in range(5):
+            cache.incr("hot")
 
-    threads = [threading.Thread(target=hit) for _ in range(20)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    at_once(*[hit] * 20)
     assert cache.get("hot") == 100
 
 
