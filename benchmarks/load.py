@@ -25,6 +25,8 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +34,7 @@ import httpx
 import psutil
 import psycopg
 import websockets
+from websockets.asyncio.client import ClientConnection
 
 from benchmarks.load_report import Result, Sample, summary, table
 from tests.fakes.openai_server import FakeOpenAI, Reply, sse_text
@@ -155,30 +158,45 @@ def db_counters(url: str) -> dict:
 
 # --- visitors ----------------------------------------------------------------------------------------
 
+class NotStarted(Exception):
+    """The page or the start of the conversation answered an error; ``code`` names which."""
+
+    def __init__(self, code: str) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+@asynccontextmanager
+async def chat_socket(base: str, ip: str, *, wait_s: float = 60) -> AsyncIterator[ClientConnection]:
+    """A visitor from ``ip`` (a trusted proxy header) as the chat page does it: the page, the
+    conversation started (as before its first question), its socket open."""
+    headers = {"X-Forwarded-For": ip}
+    async with httpx.AsyncClient(base_url=f"http://{base}", headers=headers, timeout=wait_s) as client:
+        page = await client.get("/")
+        if page.status_code != 200:
+            raise NotStarted(f"page_{page.status_code}")
+        started = await client.post("/start/", headers={"X-CSRFToken": client.cookies.get("csrftoken", "")})
+        if started.status_code not in (200, 201):
+            raise NotStarted(f"start_{started.status_code}")
+        conversation = started.json()["conversation"]
+        cookie = "; ".join(f"{k}={v}" for k, v in client.cookies.items())
+    async with websockets.connect(f"ws://{base}/ws/chat/{conversation}/", open_timeout=wait_s, max_size=2**22,
+                                  additional_headers={"Cookie": cookie, "Origin": f"http://{base}", **headers}) as ws:
+        yield ws
+
+
 async def visitor(base: str, number: int, questions: list[str], result: Result) -> None:
     try:
         await _visitor(base, number, questions, result)
+    except NotStarted as exc:
+        result.add(Sample(None, 0.0, False, exc.code))
     except (OSError, httpx.HTTPError, websockets.WebSocketException, TimeoutError) as exc:
         result.add(Sample(None, 0.0, False, type(exc).__name__))  # counted, not fatal
 
 
 async def _visitor(base: str, number: int, questions: list[str], result: Result) -> None:
     ip = f"10.{number // 250 % 250}.{number % 250}.{7 + number // 62500}"
-    headers = {"X-Forwarded-For": ip}
-    async with httpx.AsyncClient(base_url=f"http://{base}", headers=headers, timeout=60) as client:
-        page = await client.get("/")
-        if page.status_code != 200:
-            result.add(Sample(None, 0.0, False, f"page_{page.status_code}"))
-            return
-        # as the page does before its first question: the conversation starts now
-        started = await client.post("/start/", headers={"X-CSRFToken": client.cookies.get("csrftoken", "")})
-        if started.status_code not in (200, 201):
-            result.add(Sample(None, 0.0, False, f"start_{started.status_code}"))
-            return
-        conversation = started.json()["conversation"]
-        cookie = "; ".join(f"{k}={v}" for k, v in client.cookies.items())
-    async with websockets.connect(f"ws://{base}/ws/chat/{conversation}/", open_timeout=60, max_size=2**22,
-                                  additional_headers={"Cookie": cookie, "Origin": f"http://{base}", **headers}) as ws:
+    async with chat_socket(base, ip) as ws:
         for question in questions:
             start = time.perf_counter()
             first = None

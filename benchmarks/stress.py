@@ -32,7 +32,7 @@ import httpx
 import psycopg
 import websockets
 
-from benchmarks.load import ROOT, FakeModel, Server
+from benchmarks.load import ROOT, FakeModel, NotStarted, Server, chat_socket
 from benchmarks.load_report import pct
 from twinsite.scratch import drop, scratch_url
 
@@ -89,22 +89,11 @@ class Crowd:
 
 async def visitor(base: str, number: int, crowd: Crowd) -> None:
     ip = f"10.{number // 250 % 250}.{number % 250}.{9 + number // 62500}"
-    headers = {"X-Forwarded-For": ip}
     record: dict = {"outcome": None, "code": None, "seconds": None}
     crowd.results.append(record)
     connected = False
     try:
-        async with httpx.AsyncClient(base_url=f"http://{base}", headers=headers, timeout=120) as client:
-            await client.get("/")
-            started = await client.post("/start/", headers={"X-CSRFToken": client.cookies.get("csrftoken", "")})
-            if started.status_code not in (200, 201):
-                record["code"] = f"start_{started.status_code}"
-                return
-            conversation = started.json()["conversation"]
-            cookie = "; ".join(f"{k}={v}" for k, v in client.cookies.items())
-        async with websockets.connect(f"ws://{base}/ws/chat/{conversation}/", open_timeout=120,
-                                      additional_headers={"Cookie": cookie, "Origin": f"http://{base}",
-                                                          **headers}) as ws:
+        async with chat_socket(base, ip, wait_s=120) as ws:
             connected = True
             crowd.settle()
             await crowd.start.wait()  # everyone asks at once
@@ -120,6 +109,8 @@ async def visitor(base: str, number: int, crowd: Crowd) -> None:
                     record["outcome"] = event["outcome"]
                     break
             record["seconds"] = time.perf_counter() - began
+    except NotStarted as exc:
+        record["code"] = exc.code
     except TimeoutError:
         record["code"] = "hung"
     except (OSError, httpx.HTTPError, websockets.WebSocketException) as exc:

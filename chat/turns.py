@@ -192,20 +192,16 @@ async def _stream(conversation_id: uuid.UUID | str, graph_input: dict | Command 
                 elif mode == "updates" and "__interrupt__" in chunk:
                     run.interrupts.extend(chunk["__interrupt__"])
             run.state = (await graph.aget_state(config)).values
-    except TimeoutError as exc:
-        if not hung.expired():  # someone else's timeout: a crash like any other
+    except Exception as exc:
+        run.crashed = True
+        if isinstance(exc, TimeoutError) and hung.expired():
+            log.error("turn in conversation %s stopped %g s past its deadline", conversation_id, DEADLINE_GRACE)
+            context.recorder.error = context.recorder.error or "deadline: the turn hung past TWIN_TURN_DEADLINE"
+            run.error_code = "deadline"
+        else:
             log.exception("turn failed in conversation %s", conversation_id)
             context.recorder.error = context.recorder.error or f"{type(exc).__name__}: {exc}"
-            run.error_code, run.crashed = "internal", True
-            return run
-        log.error("turn in conversation %s stopped %g s past its deadline", conversation_id, DEADLINE_GRACE)
-        context.recorder.error = context.recorder.error or "deadline: the turn hung past TWIN_TURN_DEADLINE"
-        run.error_code, run.crashed = "deadline", True
-    except Exception as exc:
-        log.exception("turn failed in conversation %s", conversation_id)
-        context.recorder.error = context.recorder.error or f"{type(exc).__name__}: {exc}"
-        run.error_code = "unavailable" if database_gone(exc) else "internal"
-        run.crashed = True
+            run.error_code = "unavailable" if database_gone(exc) else "internal"
     if not run.crashed and run.state.get("error"):
         run.error_code = run.state["error"]["code"]
     return run
