@@ -87,7 +87,7 @@ class OpenAICompatibleProvider:
         return clone
 
     def payload(self, request: ChatRequest) -> dict:
-        messages = request.messages
+        messages = [_wire(m) for m in request.messages]
         if self.name in SIGNED_PROVIDERS:
             messages = [_signed(m) for m in messages]
         body: dict = {
@@ -177,6 +177,15 @@ class OpenAICompatibleProvider:
         result = accumulator.result()
         result.raw = raw
         return result
+
+
+def _wire(message: dict) -> dict:
+    """An assistant step that only calls tools is sent with empty text, not ``null``: the API
+    accepts both, but llama-cpp-python's server answers 500 to ``null`` and its chat templates
+    fail on a missing ``content`` (llama.cpp's own server turns ``null`` into "" for the same reason)."""
+    if message.get("role") == "assistant" and message.get("tool_calls") and message.get("content") is None:
+        return {**message, "content": ""}
+    return message
 
 
 def _signature(call: dict) -> str | None:

@@ -18,17 +18,22 @@ import json
 import re
 import subprocess
 import sys
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
 import pytest
 from channels.db import database_sync_to_async
 
+from approvals.drafts import CONTACT_TOOL, ContactArgs
 from approvals.models import ContactMessage, PendingApproval
 from budget.models import LedgerEntry
+from chat import decisions
 from chat.models import Message, TurnLog
 from chat.providers.openai_compat import OpenAICompatibleProvider
+from chat.resume import approval_resume
 from chat.services import conversation_create
 from chat.texts import text as say
 from chat.turns import turn_run
@@ -67,11 +72,10 @@ def command(kind: str, port: int) -> list[str]:
             "--alias", "smollm2-135m"]
 
 
-@pytest.fixture(scope="module", params=["llama-cpp-python", "llama-server"])
-def llama_server(request, tmp_path_factory):
-    port = free_port()
+def serve(argv: list[str], port: int, tmp_path_factory) -> tuple[subprocess.Popen, str]:
+    """Start a server and wait until it lists its models; its output goes to a log file."""
     log = tmp_path_factory.mktemp("llama") / "server.log"
-    process = subprocess.Popen(command(request.param, port), stdout=log.open("w"), stderr=subprocess.STDOUT)
+    process = subprocess.Popen(argv, stdout=log.open("w"), stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/v1"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -82,9 +86,21 @@ def llama_server(request, tmp_path_factory):
             pass
         assert process.poll() is None, log.read_text()
         time.sleep(0.5)
+    return process, url
+
+
+@pytest.fixture(scope="module", params=["llama-cpp-python", "llama-server"])
+def llama_server(request, tmp_path_factory):
+    port = free_port()
+    process, url = serve(command(request.param, port), port, tmp_path_factory)
     yield request.param, url
     process.terminate()
     process.wait(timeout=30)
+
+
+def provider_for(url: str) -> OpenAICompatibleProvider:
+    return OpenAICompatibleProvider(name="openai_compatible", model="smollm2-135m", base_url=url, api_key="",
+                                    timeout=120, max_attempts=2, backoff=0.5)
 
 
 async def ask(url: str, question: str) -> tuple[object, list[dict]]:
@@ -94,9 +110,7 @@ async def ask(url: str, question: str) -> tuple[object, list[dict]]:
     async def emit(event: dict) -> None:
         events.append(event)
 
-    provider = OpenAICompatibleProvider(name="openai_compatible", model="smollm2-135m", base_url=url, api_key="",
-                                        timeout=120, max_attempts=2, backoff=0.5)
-    result = await turn_run(conversation_id=conversation.pk, text=question, emit=emit, provider=provider)
+    result = await turn_run(conversation_id=conversation.pk, text=question, emit=emit, provider=provider_for(url))
     return result, events
 
 
@@ -158,3 +172,135 @@ async def test_the_twin_on_a_real_small_model(llama_server, settings):
     # whatever the model drafted (made-up names and addresses included) waits for the owner
     assert figures["contact_messages_sent"] == 0
     assert not await PendingApproval.objects.exclude(status="pending").aexists()
+
+
+def no_email(tool: dict) -> dict:
+    if tool["function"]["name"] != CONTACT_TOOL:
+        return tool
+    tool = json.loads(json.dumps(tool))
+    tool["function"]["parameters"]["properties"]["visitor_email"] = {"type": "null"}
+    return tool
+
+
+class ForcingProxy:
+    """Loopback proxy in front of the model server that makes the model call the contact tool.
+
+    SmolLM2 never chooses a tool by itself, so on every request whose last message is the
+    visitor's, the proxy names the contact tool in ``tool_choice``; the server then constrains the
+    model to that tool's JSON schema, and the model makes the arguments up. SmolLM2 never writes a
+    valid e-mail address, so on every second forced call the schema the server constrains it with
+    allows only ``null`` for the address, and its name and message get through validation to the
+    owner. After a tool result the proxy asks for text (``tool_choice: none``). Everything else
+    passes through unchanged."""
+
+    def __init__(self, upstream: str) -> None:
+        self.forced = 0
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                reply = httpx.get(upstream + self.path.removeprefix("/v1"), timeout=30)
+                self._send(reply.status_code, reply.headers.get("content-type", "application/json"), reply.content)
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+                if body.get("tools"):
+                    if body["messages"][-1]["role"] == "user":
+                        body["tool_choice"] = {"type": "function", "function": {"name": CONTACT_TOOL}}
+                        proxy.forced += 1
+                        if proxy.forced % 2 == 0:
+                            body["tools"] = [no_email(tool) for tool in body["tools"]]
+                    else:
+                        body["tool_choice"] = "none"
+                with httpx.stream("POST", upstream + self.path.removeprefix("/v1"), json=body, timeout=300) as reply:
+                    self.send_response(reply.status_code)
+                    self.send_header("Content-Type", reply.headers.get("content-type", "text/event-stream"))
+                    self.send_header("Transfer-Encoding", "chunked")
+                    self.end_headers()
+                    for data in reply.iter_raw():
+                        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                        self.wfile.flush()
+                    self.wfile.write(b"0\r\n\r\n")
+
+            def _send(self, status: int, content_type: str, data: bytes) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture(scope="module")
+def tool_calling_server(tmp_path_factory):
+    """llama-cpp-python with its chatml-function-calling format (a named tool_choice streams a
+    grammar-constrained call), behind the proxy that names the contact tool."""
+    port = free_port()
+    process, url = serve([*command("llama-cpp-python", port), "--chat_format", "chatml-function-calling"], port,
+                         tmp_path_factory)
+    proxy = ForcingProxy(url)
+    yield proxy
+    proxy.close()
+    process.terminate()
+    process.wait(timeout=30)
+
+
+CONTACT_REQUESTS = [
+    "Please pass a message to her: I'm Bob Visser, bob@example.org, and I'd like to hire her for a project.",
+    "Can you ask her to call me back? My name is Anna.",
+    "Stuur haar een bericht: ik zoek een freelancer voor drie maanden, groet Pieter (pieter@voorbeeld.nl).",
+    "Tell her I want to meet next week.",
+]
+
+
+async def test_a_contact_tool_call_with_made_up_arguments_waits_for_the_owner(tool_calling_server, settings):
+    """The model is made to call the contact tool on every visitor message and makes its arguments
+    up. Whatever it writes, nothing reaches the owner's inbox without a decision: arguments that
+    fail validation go back to the model as the tool result (no request is queued); a valid draft
+    waits as a pending request, and once approved is sent exactly once."""
+    settings.TWIN_DAILY_BUDGET_USD = 5
+    figures = {"turns": 0, "forced_calls": 0, "refused_arguments": 0, "pending": 0, "outcomes": {}}
+    for question in CONTACT_REQUESTS:
+        result, events = await ask(tool_calling_server.url, question)
+        figures["turns"] += 1
+        figures["outcomes"][result.outcome] = figures["outcomes"].get(result.outcome, 0) + 1
+        assert events[-1]["type"] == "done" and result.outcome != "error", events[-3:]
+        turn = await TurnLog.objects.select_related("trace").order_by("-pk").afirst()
+        results = [call for call in turn.trace.tool_calls if call.get("name") == CONTACT_TOOL]
+        assert results, turn.trace.tool_calls  # the model's call reached the twin
+        figures["refused_arguments"] += sum(call["status"] == "invalid" for call in results)
+        figures["pending"] += result.outcome == "approval_pending"
+        assert await ContactMessage.objects.acount() == 0  # nothing sent before a decision
+    figures["forced_calls"] = tool_calling_server.forced
+    pending = [a async for a in PendingApproval.objects.all()]
+    assert len(pending) == figures["pending"]
+    assert figures["refused_arguments"] + figures["pending"] >= len(CONTACT_REQUESTS)
+    assert figures["pending"] >= 1  # the gate itself was reached
+    for approval in pending:
+        assert approval.status == "pending"
+        ContactArgs.model_validate(approval.arguments)  # only a valid draft was queued
+        # a name or address the visitor never typed is marked as the model's
+        for field in ("visitor_name", "visitor_email"):
+            if approval.arguments.get(field) and approval.argument_origins[field] == "typed":
+                assert any(approval.arguments[field] in q for q in CONTACT_REQUESTS)
+        await database_sync_to_async(decisions.approval_decide)(approval_id=approval.pk, decision="approve",
+                                                                actor="owner")
+        assert await approval_resume(approval_id=approval.pk, provider=provider_for(tool_calling_server.url)) \
+            == "resumed"
+        assert await approval_resume(approval_id=approval.pk, provider=provider_for(tool_calling_server.url)) \
+            == "already_done"
+    assert await ContactMessage.objects.acount() == len(pending)  # exactly once each
+    figures["queued_drafts"] = [{"arguments": a.arguments, "origins": a.argument_origins} for a in pending]
+    print("real-model tool figures:", json.dumps(figures))
