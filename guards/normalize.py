@@ -32,6 +32,9 @@ _SPACED = re.compile(r"\b(?:[a-z](?:[.\-_*/\\|,:;'\"] ?| )){2,}[a-z]\b")
 _SEPARATORS = re.compile(r"[ .\-_*/\\|,:;'\"]")
 _BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}")
 _SPACE = re.compile(r"\s+")
+# Newlines pasted escaped ("...?\\n\\nGenerate code"), as a token of their own: one in a code
+# string ("a\\nb") is left alone.
+_ESCAPED_NEWLINES = re.compile(r"(?:^|(?<=[\s.?!:;\"']))(?:\\[rn])+")
 
 
 def fold(text: str, *, collapse: bool = True) -> str:
@@ -115,7 +118,7 @@ def views(text: str) -> list[View]:
     plain = fold(text)
     spaced = fold(text, collapse=False)  # letter-spacing is told from word gaps before collapsing
     # newlines kept (runs of blanks collapsed): a fake "assistant:" turn on a later line
-    lines = re.sub(r" ?\n[\s]*", "\n", re.sub(r"[^\S\n]+", " ", spaced)).strip()
+    lines = re.sub(r" ?\n[\s]*", "\n", re.sub(r"[^\S\n]+", " ", _ESCAPED_NEWLINES.sub("\n", spaced))).strip()
     candidates = [View("plain", plain), View("lines", lines),
                   View("joined", _SPACE.sub(" ", _join_spaced(spaced)).strip()),
                   View("leet", _SPACE.sub(" ", _join_spaced(_deleet(spaced))).strip())]
