@@ -32,7 +32,7 @@ from guards.patterns import first_hit
 
 __all__ = [
     "HARD_MAX_CHARS", "Verdict", "clean", "contains_sensitive", "find_account_numbers", "find_card_numbers",
-    "find_ibans", "iban_valid", "luhn_valid", "mask_sensitive", "screen", "screen_turns",
+    "find_ibans", "iban_valid", "luhn_valid", "mask_sensitive", "screen", "screen_turns", "unquoted",
 ]
 
 HARD_MAX_CHARS = 4000  # nothing longer is screened (the transport refuses more than 2,000 anyway)
@@ -69,6 +69,29 @@ def screen_turns(texts: list[str]) -> Verdict | None:
     return None
 
 
+# A short phrase in quotes: opened after a space, a bracket or a colon (so the apostrophe in
+# "don't" opens nothing), closed before a non-letter. Bounded, so linear.
+_QUOTED = re.compile("(?:^|(?<=[\\s(:]))[\"'\u201c\u2018\u201e\u00ab]"
+                     "([^\"\u201c\u201d\u2018\u2019\u201e\u00ab\u00bb\n]{2,160}?)"
+                     "[\"'\u201d\u2019\u201c\u00bb](?=\\W|$)")
+QUOTE_MAX_WORDS = 10  # per phrase; a longer quote is a payload, not a phrase asked about
+
+
+def unquoted(text: str) -> str:
+    """A question about short quoted phrases, without them: "What did she mean by 'ignore previous
+    instructions' in her talk?" is about the words, not an instruction. Only when every quote is a
+    phrase (at most ``QUOTE_MAX_WORDS`` words) and the message ends with a question ("What does
+    '...' mean? Then do it." is not one); otherwise the text as it is. A quote holding invisible
+    characters (a smuggled payload) is never taken out. The rules, and the semantic screen on a
+    vector of its own, then judge what the visitor says around the quotes."""
+    quotes = list(_QUOTED.finditer(text))
+    if not quotes or any(len(q.group(1).split()) > QUOTE_MAX_WORDS or clean(q.group(1)) != q.group(1)
+                         for q in quotes):
+        return text
+    rest = _QUOTED.sub(" \u2026 ", text)
+    return rest if rest.rstrip().endswith("?") else text
+
+
 def screen(text: str) -> Verdict | None:
     """The first guard that fires, or None."""
     text = text[:HARD_MAX_CHARS]
@@ -79,7 +102,7 @@ def screen(text: str) -> Verdict | None:
             return Verdict("iban", "mod97", matched=mask_sensitive(ibans[0]))
         if accounts := find_account_numbers(source):
             return Verdict("iban", "account_with_bank_context", matched=mask_sensitive(accounts[0]))
-    for view in views(text):
+    for view in views(unquoted(text)):
         # decoded and reversed views only count instructions: a reversed question is noise
         guards = ("injection", "off_topic") if view.name in ("plain", "lines", "joined", "leet") else ("injection",)
         hit = first_hit(view.text, guards=guards, compact=view.name == "squashed")

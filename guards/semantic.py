@@ -14,6 +14,13 @@ lands near some exemplar by chance. So the margin a text must reach grows as it 
 (``required_margin``): with ``FULL_WORDS`` words or more it is the calibrated margin, with none
 it is ``SHORT_EXTRA`` more. Words are runs of two letters or more outside links, e-mail
 addresses and tokens with digits: numbers, codes and emoji say nothing to the screen.
+
+A long text gives it little to go on too, the other way round: one vector averages many
+sentences, so its margin says how the whole message sounds, not whether one sentence in it is an
+instruction. From ``LONG_FROM`` words the margin rises by up to ``LONG_EXTRA`` at ``LONG_FULL``.
+On the shared corpus no attack over 100 words was caught by the semantic screen alone (the
+patterns caught all six), while it refused 5 of 26 long benign messages of the team's
+real-traffic set (docs/GUARDS.md).
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ import yaml
 EXEMPLARS = Path(__file__).resolve().parent / "data" / "exemplars.yaml"
 FULL_WORDS = 12
 SHORT_EXTRA = 0.03
+LONG_FROM, LONG_FULL, LONG_EXTRA = 40, 120, 0.01
 _WORD = re.compile(r"[^\W\d_]{2,}")
 # Addresses, links and anything with a digit in it (phone numbers, codes, versions, hashes) are
 # names of things, not words a request is made of.
@@ -73,9 +81,11 @@ class ExemplarScreen:
                              self.benign_texts[int(benign.argmax())])
 
     def required_margin(self, text: str) -> float:
-        """The calibrated margin, raised for a text of few words (see the module's docstring)."""
-        missing = max(0, FULL_WORDS - word_count(text))
-        return self.margin + SHORT_EXTRA * missing / FULL_WORDS
+        """The calibrated margin, raised for a text of few words or many (see the module's docstring)."""
+        words = word_count(text)
+        short = SHORT_EXTRA * max(0, FULL_WORDS - words) / FULL_WORDS
+        long = LONG_EXTRA * min(1.0, max(0, words - LONG_FROM) / (LONG_FULL - LONG_FROM))
+        return self.margin + short + long
 
     def blocks(self, score: SemanticScore, text: str | None = None) -> bool:
         """``text`` None: the calibrated margin as it is (the calibration's own use)."""

@@ -9,7 +9,7 @@ import threading
 import numpy as np
 from django.conf import settings
 
-from guards.rules import Verdict, screen
+from guards.rules import Verdict, screen, unquoted
 from guards.semantic import ExemplarScreen, SemanticScore, load_exemplars
 from knowledge.embedders import E5Embedder, Embedder
 
@@ -36,10 +36,14 @@ def exemplar_screen(embedder: Embedder) -> ExemplarScreen | None:
 def semantic_verdict(embedder: Embedder, vector: np.ndarray,
                      text: str | None = None) -> tuple[Verdict | None, SemanticScore | None]:
     """The semantic screen's verdict on a question's vector; ``text`` (the question) raises the
-    margin a short text must reach (``ExemplarScreen.required_margin``)."""
+    margin a short or long text must reach (``ExemplarScreen.required_margin``). A question about
+    short quoted phrases is judged without them (``guards.rules.unquoted``), as the patterns do:
+    its own vector, one more embedding for these questions only (``vector`` still serves retrieval)."""
     bank = exemplar_screen(embedder)
     if bank is None:
         return None, None
+    if text is not None and (bare := unquoted(text)) != text:
+        text, vector = bare, embedder.query(bare)
     score = bank.score(vector)
     if bank.blocks(score, text):
         return Verdict("injection", "semantic", matched=score.nearest_attack[:200], view="embedding"), score

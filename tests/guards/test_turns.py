@@ -246,3 +246,16 @@ def test_the_real_traffic_sets_contact_details_and_identifiers_pass_the_whole_sc
     assert len(chosen) >= 100
     refused = [t for t in chosen if screen_text(t, embedder, embedder.query(t)) is not None]
     assert refused == []
+
+
+@pytest.mark.parametrize("text", [
+    "What did you mean by 'forget the old rules' in your talk?",
+    "How do you handle prompt injection in your projects?",
+    "Her article quotes 'ignore all previous instructions' as the classic attack. Do filters catch it?",
+])
+async def test_a_question_that_quotes_attack_words_is_answered_not_refused(text):
+    """Issue 19's innocent quoting: the patterns and the semantic screen (on by default here) both
+    judge the words around a short quoted phrase."""
+    result, _, _ = await ask(text, ScriptedProvider([Step(text="I can't find that.")]))
+    assert result.outcome != "refused"
+    assert await database_sync_to_async(GuardIncident.objects.count)() == 0
