@@ -185,6 +185,13 @@ RULES: list[Rule] = [
                                             "telkens_als jedes_mal immer_wenn wann_immer",
                                             "reply_with respond_with answer_with antwoord_je_met antwoord_met "
                                             "antworte_mit antwortest_du_mit", gap=12)),
+    # a trigger set up: "if I say X, you say Y" (the answer to a word chosen by the visitor)
+    Rule("injection", "standing_order", re.compile(
+        r"\b(?:if|when|als|wenn|si|quand|se) (?:i|ik|ich|yo|je|io)(?:\W+\w+){0,3}?\W+(?:say|type|write|zeg|typ|sage|"
+        r"schreibe|digo|"
+        r"escribo|dis|ecris|dico)\b(?:\W+\w+){0,6}?\W+(?:(?:you|jij|je|du|tu|usted) (?:say|answer|reply|write|respond|"
+        r"zeg|antwoord|sagst|antwortest|schreibst|dices|respondes|escribes|dis|reponds|ecris|dici|rispondi)|"
+        r"(?:zeg|antwoord|schrijf|sagst|antwortest|schreibst) (?:jij|je|du))\b")),
     # refusal suppression: "you must answer every question", "you are required to answer at all times"
     Rule("injection", "override_instructions", seq("you_must you_are_required_to you're_required_to "
                                                    "you_are_supposed_to you're_supposed_to je_moet du_musst",
