@@ -152,12 +152,19 @@ def test_question_streams_token_by_token_with_a_citation_and_survives_reload(ser
         assert answer.locator(".why-open").count() == 0
 
         # rating goes through the JSON API with the CSRF token; a second rating replaces the first
-        answer.get_by_role("button", name="Helpful", exact=True).click()
+        # (each POST awaited before the next step: a request still in flight when the page
+        # navigates away is aborted, which the watch reports)
+        def feedback(click) -> None:
+            with page.expect_response(lambda r: r.url.endswith("/api/feedback")) as sent:
+                click()
+            assert sent.value.ok
+
+        feedback(answer.get_by_role("button", name="Helpful", exact=True).click)
         answer.locator('.rate button[aria-pressed="true"]').wait_for()
-        answer.get_by_role("button", name="Not helpful").click()
+        feedback(answer.get_by_role("button", name="Not helpful").click)
         answer.locator('.rate button[aria-pressed="true"]', has_text="Not helpful").wait_for()
         answer.locator(".rate .comment input").fill("More detail on the numbers, please.")
-        answer.get_by_role("button", name="Send feedback").click()
+        feedback(answer.get_by_role("button", name="Send feedback").click)
         answer.locator(".rate .comment[hidden]").wait_for(state="attached")
 
         answer_sources = answer.locator(".sources a").count()
