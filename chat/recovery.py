@@ -1,10 +1,12 @@
 """Turns a dead process left open: found, recorded and made to agree with their checkpoint.
 
 A turn stores the visitor's Message first and its record (assistant Message, TurnLog,
-AgentTrace) last; in between, LangGraph writes the thread's checkpoint on its own connection.
-The record and the checkpoint cannot share a transaction, so a process killed mid-turn (or one
-that lost Postgres before it could record the turn) leaves a user Message without a TurnLog and
-a checkpoint that may be anywhere in the run. While a turn
+AgentTrace) last; in between, LangGraph writes the thread's checkpoint on its own connection,
+once, when the run ends (``chat.checkpoints.DURABILITY``). The record and the checkpoint cannot
+share a transaction, so a process killed mid-turn (or one that lost Postgres before it could
+record the turn) leaves a user Message without a TurnLog, and a checkpoint either of the turn
+before (killed mid-run) or of this turn finished (killed before the record); a checkpoint
+stopped mid-run comes from a failed run or from before checkpoints were kept once per run. While a turn
 runs, its process holds the conversation's advisory lock (``chat.locks``), which Postgres drops
 with the dead process's session: "lock free and a user Message without a TurnLog" is a turn
 nobody will finish.

@@ -19,7 +19,7 @@ from approvals import services as approval_services
 from approvals.models import PendingApproval
 from chat.agent.context import TurnContext
 from chat.agent.recorder import TurnRecorder
-from chat.checkpoints import close_pools
+from chat.checkpoints import DURABILITY, close_pools
 from chat.locks import ConversationBusy, conversation_lock
 from chat.models import Conversation
 from chat.providers import get_provider
@@ -155,7 +155,7 @@ async def _resume_input(resume: _Resume, snapshot, unfinished: bool) -> Command 
     provider = resume.provider
     context = TurnContext(provider=provider, recorder=TurnRecorder(provider=provider.name, model=provider.model),
                           conversation_id=str(approval.conversation_id))
-    async for _ in graph.astream(None, resume.config, context=context):
+    async for _ in graph.astream(None, resume.config, context=context, durability=DURABILITY):
         pass
     pending = _waiting_interrupt(await graph.aget_state(resume.config), approval.pk)
     if pending is None:

@@ -26,7 +26,7 @@ from chat.agent.context import TurnContext
 from chat.agent.graph import build_graph
 from chat.agent.recorder import TurnRecorder
 from chat.agent.state import Outcome
-from chat.checkpoints import async_saver
+from chat.checkpoints import DURABILITY, async_saver
 from chat.locks import ConversationBusy, conversation_lock
 from chat.models import Message
 from chat.providers import get_provider
@@ -185,7 +185,7 @@ async def _stream(conversation_id: uuid.UUID | str, graph_input: dict | Command 
     try:
         graph = await compiled_graph()
         async with hung:
-            async for mode, chunk in graph.astream(graph_input, config, context=context,
+            async for mode, chunk in graph.astream(graph_input, config, context=context, durability=DURABILITY,
                                                    stream_mode=["custom", "updates"]):
                 if mode == "custom":
                     await send(chunk)
