@@ -1,0 +1,139 @@
+"""Where a turn's database work goes: ``python -m benchmarks.turn_sql [--provider fake|offline] [--turns 6]``.
+
+Runs ``--turns`` questions one after another in one conversation through ``turn_run`` (after one
+warm-up turn) with Postgres logging every statement of the configured database
+(``ALTER DATABASE ... SET log_statement = 'all'``, reset afterwards), then reads the server's log
+(``var/postgres.log`` of the embedded server, or ``--log``) and prints per turn: transactions
+(an explicit BEGIN, or a statement outside one), statements, connection-pool health checks (an
+empty query each) and the statements a turn runs most often. Needs the embedded server (or a
+server logging to a file you name) and a synced knowledge base (``make bootstrap``). Not part of
+``make test``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import os
+import re
+import time
+from pathlib import Path
+
+_LINE = re.compile(r"^\S+ \S+ \S+ \[(\d+)\] (?:\S+ )?LOG:  (?:statement|execute [^:]*): (.*)$")
+_STAMP = re.compile(r"^\d{4}-\d\d-\d\d ")
+_NUMBERS = re.compile(r"'[^']*'|\b\d+\b|\$\d+")
+
+
+def shape(sql: str) -> str:
+    """A statement without its literals, cut to its first 90 characters."""
+    return re.sub(r"\s+", " ", _NUMBERS.sub("?", sql)).strip()[:90]
+
+
+def read(log: Path, start: int) -> list[tuple[str, str]]:
+    with log.open(encoding="utf-8", errors="replace") as handle:
+        handle.seek(start)
+        lines = handle.read().splitlines()
+    out: list[list[str]] = []
+    current = None
+    for line in lines:
+        if _STAMP.match(line):
+            match = _LINE.match(line)
+            current = [match.group(1), match.group(2)] if match else None
+            if current:
+                out.append(current)
+        elif current is not None:  # a statement's next line
+            current[1] += " " + line.strip()
+    return [(pid, sql.strip()) for pid, sql in out]
+
+
+def transactions(statements: list[tuple[str, str]]) -> int:
+    """BEGIN ... COMMIT/ROLLBACK blocks per session, plus every statement outside one."""
+    open_in: set[str] = set()
+    count = 0
+    for pid, sql in statements:
+        if not sql:
+            continue  # an empty query: a connection pool's health check, no transaction
+        word = sql.split(None, 1)[0].upper()
+        if word in ("BEGIN", "START"):
+            open_in.add(pid)
+            count += 1
+        elif word in ("COMMIT", "ROLLBACK", "END"):
+            open_in.discard(pid)
+        elif pid not in open_in:
+            count += 1
+    return count
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--provider", choices=["fake", "offline"], default="fake")
+    parser.add_argument("--turns", type=int, default=6)
+    parser.add_argument("--log", default="var/postgres.log")
+    parser.add_argument("--top", type=int, default=12)
+    args = parser.parse_args()
+    from benchmarks.load import FakeModel
+
+    model = FakeModel(300, 10)
+    os.environ.update({
+        "DJANGO_SETTINGS_MODULE": "twinsite.settings", "TWIN_DAILY_BUDGET_USD": "100000", "LOG_LEVEL": "WARNING",
+        "TWIN_PROVIDER": "offline" if args.provider == "offline" else "openai_compatible",
+        "TWIN_BASE_URL": model.url, "TWIN_MODEL": "bench", "TWIN_API_KEY": "x",
+    })
+    os.environ.setdefault("DEBUG", "1")
+    import django
+
+    django.setup()
+    import psycopg
+    from django.db import connection
+
+    from chat.checkpoints import close_pools
+    from chat.services import conversation_create
+    from chat.turns import turn_run
+    from twinsite.db import conninfo, database_sync_to_async
+
+    database = connection.settings_dict["NAME"]
+    log = Path(args.log)
+    questions = ["What has she built?", "Where has she worked?", "Which stack does she use?",
+                 "Wat is haar dagtarief?", "Is she available in March?", "What did she write about?"]
+
+    async def emit(event: dict) -> None:
+        pass
+
+    async def run() -> tuple[int, int]:
+        conversation = await database_sync_to_async(conversation_create)()
+        await turn_run(conversation_id=conversation.pk, text="What kind of work does she do?", emit=emit,
+                       visitor_ip="10.9.9.9")  # warm: models, pools, the knowledge prefix
+        await close_pools()  # new connections read the database's log_statement
+        start = os.path.getsize(log)  # noqa: ASYNC240 (a stat, once, in a benchmark)
+        await turn_run(conversation_id=conversation.pk, text=questions[0], emit=emit, visitor_ip="10.9.9.9")
+        first = os.path.getsize(log)  # noqa: ASYNC240 -- the first turn after the reset pays for new connections
+        for turn in range(1, args.turns):
+            await turn_run(conversation_id=conversation.pk, text=questions[turn % len(questions)], emit=emit,
+                           visitor_ip="10.9.9.9")
+        return start, first
+
+    with psycopg.connect(conninfo(), autocommit=True) as admin:
+        admin.execute(f'ALTER DATABASE "{database}" SET log_statement = \'all\'')
+    connection.close()
+    try:
+        start, first = asyncio.run(run())
+        time.sleep(0.5)
+    finally:
+        with psycopg.connect(conninfo(), autocommit=True) as admin:
+            admin.execute(f'ALTER DATABASE "{database}" RESET log_statement')
+        model.close()
+    steady = read(log, first)
+    turns = args.turns - 1
+    checks = sum(not sql for _, sql in steady)
+    print(f"{args.provider}: {turns} turns after the first: {transactions(steady) / turns:.1f} transactions, "
+          f"{(len(steady) - checks) / turns:.1f} statements and {checks / turns:.1f} pool health checks per turn "
+          f"(first turn: {transactions(read(log, start)) - transactions(steady)} transactions, new connections)")
+    counts = collections.Counter(shape(sql) for _, sql in steady if sql)
+    print("| statements a turn | statement |\n|---|---|")
+    for sql, count in counts.most_common(args.top):
+        print(f"| {count / turns:.1f} | `{sql}` |")
+
+
+if __name__ == "__main__":
+    main()
