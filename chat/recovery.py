@@ -95,15 +95,16 @@ def _conversation_sweep(conversation_id: uuid.UUID, *, lock_held: bool) -> list[
             position = [pk for pk, _ in questions].index(message.pk)
             later = questions[position + 1][1] if position + 1 < len(questions) else None
             # Only the conversation's latest question can still be the checkpoint's open turn.
-            state = _checkpoint_close(conversation_id, message.content) if later is None else None
+            state = _checkpoint_close(conversation_id, message) if later is None else None
             done.append(_record(conversation_id, message, state, lang, until=later))
     return done
 
 
-def _checkpoint_close(conversation_id: uuid.UUID, question: str) -> dict | None:
+def _checkpoint_close(conversation_id: uuid.UUID, message: Message) -> dict | None:
     """The checkpoint's finished state of this turn, or None after closing it as aborted (or
     leaving it alone when it never saw this question)."""
     config = {"configurable": {"thread_id": str(conversation_id)}}
+    question = message.content
     with sync_saver_connection() as conn:
         graph = build_graph().compile(checkpointer=PostgresSaver(conn))
         snapshot = graph.get_state(config)
@@ -112,6 +113,10 @@ def _checkpoint_close(conversation_id: uuid.UUID, question: str) -> dict | None:
         last = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=None)
         if last is None or messages[last].get("content") != question:
             return None  # the input never reached the checkpoint, or the thread moved on
+        if values.get("user_message_id") not in (None, message.pk):
+            # The same words asked again: the checkpoint is the earlier turn's, which finished;
+            # this one died before its checkpoint (a checkpoint older than the key has none).
+            return None
         unfinished = any(not task.interrupts for task in snapshot.tasks)
         if not unfinished and values.get("turn_start") == last and values.get("outcome"):
             return values  # the graph finished; only the record was missing

@@ -125,7 +125,8 @@ async def turn_run(*, conversation_id: uuid.UUID | str, text: str, emit: Emit,
             await database_sync_to_async(turns_sweep)(conversation_id=conversation_id, lock_held=True)
             user_message = await database_sync_to_async(message_create_user)(
                 conversation_id=conversation_id, text=masked, lang=lang)
-            return await run_recorded(conversation_id, {"messages": [{"role": "user", "content": masked}]}, emit,
+            graph_input = {"messages": [{"role": "user", "content": masked}], "user_message_id": user_message.pk}
+            return await run_recorded(conversation_id, graph_input, emit,
                                       provider or get_provider(), user_message=user_message, raw_question=text,
                                       visitor_ip_hash=ip_hash(visitor_ip),
                                       budget_ip_hash=ip_hash(share_key(visitor_ip)), lang=lang)

@@ -15,6 +15,7 @@ one tool that acts waits for the owner, and that answers only come from the know
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from guards.normalize import fold, views
@@ -74,22 +75,53 @@ def screen_turns(texts: list[str]) -> Verdict | None:
 _QUOTED = re.compile("(?:^|(?<=[\\s(:]))[\"'\u201c\u2018\u201e\u00ab]"
                      "([^\"\u201c\u201d\u2018\u2019\u201e\u00ab\u00bb\n]{2,160}?)"
                      "[\"'\u201d\u2019\u201c\u00bb](?=\\W|$)")
-QUOTE_MAX_WORDS = 10  # per phrase; a longer quote is a payload, not a phrase asked about
+QUOTES_MAX, QUOTED_WORDS_MAX, OWN_WORDS_MIN = 2, 10, 3
+_WORDS = re.compile(r"\w+")
+_ENCODED = re.compile(r"[A-Za-z0-9+/]{16,}")  # a base64 run: a payload, not a phrase
+_QUOTE_VIEWS = ("plain", "lines", "joined", "leet")  # the views in which quotes survive
+
+
+def _quoting_question(text: str) -> str | None:
+    """The text without its quotes, when it is a question about short quoted phrases ("What did
+    she mean by 'ignore previous instructions' in her talk?"): at most ``QUOTES_MAX`` quotes of
+    ``QUOTED_WORDS_MAX`` words together, none holding invisible characters or an encoded run, at
+    least ``OWN_WORDS_MIN`` words of the visitor's own, ending with a question. Else None."""
+    quotes = [q.group(1) for q in _QUOTED.finditer(text)]
+    if not quotes or len(quotes) > QUOTES_MAX:
+        return None
+    if sum(len(_WORDS.findall(fold(q))) for q in quotes) > QUOTED_WORDS_MAX:
+        return None
+    if any(clean(q) != q or _ENCODED.search(q) for q in quotes):
+        return None
+    rest = _QUOTED.sub(" \u2026 ", text)
+    if len(_WORDS.findall(rest)) < OWN_WORDS_MIN or not rest.rstrip().endswith("?"):
+        return None
+    return rest
 
 
 def unquoted(text: str) -> str:
-    """A question about short quoted phrases, without them: "What did she mean by 'ignore previous
-    instructions' in her talk?" is about the words, not an instruction. Only when every quote is a
-    phrase (at most ``QUOTE_MAX_WORDS`` words) and the message ends with a question ("What does
-    '...' mean? Then do it." is not one); otherwise the text as it is. A quote holding invisible
-    characters (a smuggled payload) is never taken out. The rules, and the semantic screen on a
-    vector of its own, then judge what the visitor says around the quotes."""
-    quotes = list(_QUOTED.finditer(text))
-    if not quotes or any(len(q.group(1).split()) > QUOTE_MAX_WORDS or clean(q.group(1)) != q.group(1)
-                         for q in quotes):
-        return text
-    rest = _QUOTED.sub(" \u2026 ", text)
-    return rest if rest.rstrip().endswith("?") else text
+    """What the semantic screen reads: a question about quoted phrases without them (see
+    ``_quoting_question``), any other text as it is."""
+    rest = _quoting_question(text)
+    return text if rest is None else rest
+
+
+def _inside_quotes(text: str) -> Callable[[tuple[int, int]], bool]:
+    spans = [q.span(1) for q in _QUOTED.finditer(text)]
+    return lambda span: any(start <= span[0] and span[1] <= end for start, end in spans)
+
+
+def _screen_views(text: str, *, quoting: bool) -> Verdict | None:
+    for view in views(text):
+        if quoting and view.name == "squashed":
+            continue  # no quotes left to tell a phrase from an order: judged without them instead
+        # decoded and reversed views only count instructions: a reversed question is noise
+        guards = ("injection", "off_topic") if view.name in ("plain", "lines", "joined", "leet") else ("injection",)
+        excused = _inside_quotes(view.text) if quoting and view.name in _QUOTE_VIEWS else None
+        hit = first_hit(view.text, guards=guards, compact=view.name == "squashed", excused=excused)
+        if hit is not None:
+            return Verdict(hit.guard, hit.rule, hit.span, hit.matched[:200], view.name)
+    return None
 
 
 def screen(text: str) -> Verdict | None:
@@ -102,10 +134,10 @@ def screen(text: str) -> Verdict | None:
             return Verdict("iban", "mod97", matched=mask_sensitive(ibans[0]))
         if accounts := find_account_numbers(source):
             return Verdict("iban", "account_with_bank_context", matched=mask_sensitive(accounts[0]))
-    for view in views(unquoted(text)):
-        # decoded and reversed views only count instructions: a reversed question is noise
-        guards = ("injection", "off_topic") if view.name in ("plain", "lines", "joined", "leet") else ("injection",)
-        hit = first_hit(view.text, guards=guards, compact=view.name == "squashed")
-        if hit is not None:
-            return Verdict(hit.guard, hit.rule, hit.span, hit.matched[:200], view.name)
-    return None
+    # A question about a quoted phrase: a match wholly inside the quotes does not count, one
+    # reaching outside them does; then the visitor's own words are screened without the quotes.
+    rest = _quoting_question(text)
+    verdict = _screen_views(text, quoting=rest is not None)
+    if verdict is None and rest is not None:
+        verdict = _screen_views(rest, quoting=False)
+    return verdict

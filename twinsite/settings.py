@@ -313,6 +313,9 @@ TWIN_BASE_URL = env_str("TWIN_BASE_URL")
 TWIN_PROVIDER_TIMEOUT = env_float("TWIN_PROVIDER_TIMEOUT", 60.0, minimum=1.0)
 TWIN_PROVIDER_MAX_ATTEMPTS = env_int("TWIN_PROVIDER_MAX_ATTEMPTS", 4, minimum=1, maximum=10)
 TWIN_PROVIDER_BACKOFF = env_float("TWIN_PROVIDER_BACKOFF", 0.5, minimum=0.0)
+# An assistant step that only calls tools is sent with content null (the API's form); "empty"
+# sends "" for servers that refuse null (llama-cpp-python's).
+TWIN_TOOL_STEP_CONTENT = env_choice("TWIN_TOOL_STEP_CONTENT", "null", ("null", "empty"))
 TWIN_MAX_OUTPUT_TOKENS = env_int("TWIN_MAX_OUTPUT_TOKENS", 800, minimum=16)
 TWIN_FAULT_DROP_EVERY = env_int("TWIN_FAULT_DROP_EVERY", 0, minimum=0)
 TWIN_FAULT_CUT_STREAM = env_bool("TWIN_FAULT_CUT_STREAM", default=False)

@@ -28,6 +28,7 @@ class Outcome(models.TextChoices):
 class AgentState(TypedDict, total=False):
     messages: Annotated[list[dict], operator.add]
     turn_start: int  # index in messages of the active turn's user message
+    user_message_id: int | None  # the chat Message of the latest question (the sweeper's key)
     question: str
     guard: dict | None  # {"guard": ..., "rule": ...} when an input guard fired
     tool_rounds: int

@@ -28,4 +28,5 @@ def get_provider(name: str | None = None, *, max_attempts: int | None = None,
         backoff=settings.TWIN_PROVIDER_BACKOFF,
         drop_every=settings.TWIN_FAULT_DROP_EVERY,
         cut_stream=settings.TWIN_FAULT_CUT_STREAM,
+        tool_step_content="" if settings.TWIN_TOOL_STEP_CONTENT == "empty" else None,
     )

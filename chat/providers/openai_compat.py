@@ -61,9 +61,13 @@ class OpenAICompatibleProvider:
 
     def __init__(self, *, name: str, model: str, base_url: str, api_key: str = "",
                  timeout: float = 60.0, max_attempts: int = 4, backoff: float = 0.5,
-                 drop_every: int = 0, cut_stream: bool = False,
+                 drop_every: int = 0, cut_stream: bool = False, tool_step_content: str | None = None,
                  transport: httpx.AsyncBaseTransport | None = None) -> None:
         self.name = name
+        # What an assistant step that only calls tools carries as ``content``: None sends null
+        # (the API's own form, which OpenAI, Gemini, DeepSeek, Kimi and Ollama take); "" for
+        # servers that refuse null (llama-cpp-python's: TWIN_TOOL_STEP_CONTENT=empty).
+        self.tool_step_content = tool_step_content
         self.model = model
         self.base_url = base_url.rstrip("/")
         self._api_key = api_key
@@ -87,7 +91,9 @@ class OpenAICompatibleProvider:
         return clone
 
     def payload(self, request: ChatRequest) -> dict:
-        messages = [_wire(m) for m in request.messages]
+        messages = request.messages
+        if self.tool_step_content is not None:
+            messages = [_with_content(m, self.tool_step_content) for m in messages]
         if self.name in SIGNED_PROVIDERS:
             messages = [_signed(m) for m in messages]
         body: dict = {
@@ -179,12 +185,12 @@ class OpenAICompatibleProvider:
         return result
 
 
-def _wire(message: dict) -> dict:
-    """An assistant step that only calls tools is sent with empty text, not ``null``: the API
-    accepts both, but llama-cpp-python's server answers 500 to ``null`` and its chat templates
-    fail on a missing ``content`` (llama.cpp's own server turns ``null`` into "" for the same reason)."""
+def _with_content(message: dict, content: str) -> dict:
+    """An assistant step that only calls tools, with ``content`` instead of null: llama-cpp-python's
+    server answers 500 to null and its chat templates fail without content, while Gemini's
+    OpenAI-compatible endpoint and Ollama have been reported to answer 400 to an empty string."""
     if message.get("role") == "assistant" and message.get("tool_calls") and message.get("content") is None:
-        return {**message, "content": ""}
+        return {**message, "content": content}
     return message
 
 

@@ -76,6 +76,21 @@ async def test_a_question_the_checkpoint_never_saw_is_aborted_and_the_next_turn_
         "What has she built?", "Where has she worked?"]
 
 
+async def test_the_same_question_asked_again_and_killed_is_aborted_not_given_the_earlier_answer():
+    """A run's checkpoint is written when it ends, so a process killed mid-run leaves the turn
+    before's checkpoint; when that turn asked the same words, the Message it was for tells them
+    apart (state ``user_message_id``)."""
+    conversation = await database_sync_to_async(conversation_create)()
+    first = await turn_run(conversation_id=conversation.pk, text="What has she built?", emit=noop)
+    # killed mid-run: the same question stored again, its run never checkpointed
+    await database_sync_to_async(message_create_user)(conversation_id=conversation.pk, text="What has she built?")
+
+    assert await database_sync_to_async(turns_sweep)() == {"aborted_turns": 1, "recovered_turns": 0}
+    turns = [t async for t in TurnLog.objects.select_related("user_message", "assistant_message").order_by("pk")]
+    assert [t.outcome for t in turns] == [first.outcome, "aborted"]
+    assert turns[1].assistant_message.content == say("error.aborted", "en")
+
+
 async def test_a_turn_still_holding_its_lock_is_left_to_its_process():
     conversation = await database_sync_to_async(conversation_create)()
     await database_sync_to_async(message_create_user)(conversation_id=conversation.pk, text="What has she built?")

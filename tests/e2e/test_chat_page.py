@@ -168,6 +168,7 @@ def test_question_streams_token_by_token_with_a_citation_and_survives_reload(ser
         answer.locator(".rate .comment[hidden]").wait_for(state="attached")
 
         answer_sources = answer.locator(".sources a").count()
+        page.wait_for_load_state("networkidle")  # nothing in flight when the page navigates away
         answer.locator(".sources a").first.click()  # the citation leads to a page that exists
         page.locator("article.source").wait_for()
         shot(page, "03-source-page")

@@ -53,19 +53,20 @@ async def test_strict_flag_is_dropped_for_providers_without_it():
     assert "strict" not in server.requests[0]["body"]["tools"][0]["function"]
 
 
-async def test_a_step_that_only_called_tools_is_sent_with_empty_content():
-    """llama-cpp-python's server answers 500 to an assistant message whose content is null, and
-    its templates fail without one: such a step goes out with "" (the caller's list untouched)."""
+@pytest.mark.parametrize(("setting", "sent"), [(None, None), ("", "")])
+async def test_a_step_that_only_called_tools_is_sent_with_null_content_unless_configured(setting, sent):
+    """null by default (the API's form; Gemini and Ollama refuse ""), "" where configured
+    (llama-cpp-python's server answers 500 to null); the caller's list is left untouched."""
     call = {"id": "c1", "type": "function", "function": {"name": "search_knowledge", "arguments": "{}"}}
     messages = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": None, "tool_calls": [call]},
                 {"role": "tool", "tool_call_id": "c1", "content": "{}"},
                 {"role": "assistant", "content": "Searching.", "tool_calls": [call]}]
     with FakeOpenAI() as server:
         server.add(Reply(chunks=sse_text("ok")))
-        await collect(provider(server), ChatRequest(messages=messages, tools=REQUEST.tools))
-    sent = server.requests[0]["body"]["messages"]
-    assert sent[1] == {"role": "assistant", "content": "", "tool_calls": [call]}
-    assert sent[3]["content"] == "Searching." and messages[1]["content"] is None
+        await collect(provider(server, tool_step_content=setting), ChatRequest(messages=messages, tools=REQUEST.tools))
+    sent_messages = server.requests[0]["body"]["messages"]
+    assert sent_messages[1] == {"role": "assistant", "content": sent, "tool_calls": [call]}
+    assert sent_messages[3]["content"] == "Searching." and messages[1]["content"] is None
 
 
 async def test_retries_5xx_and_429_before_any_token():
