@@ -99,14 +99,19 @@ async def test_a_turn_ending_on_a_dead_connection_lets_the_others_take_their_loc
     ending, running = uuid.uuid4(), uuid.uuid4()
     locks = advisory_locks()
     assert await locks.try_lock(lock_key(ending)) and await locks.try_lock(lock_key(running))
+    dead = locks.conn.info.backend_pid
     with psycopg.connect(conninfo(), autocommit=True) as admin:
-        admin.execute("SELECT pg_terminate_backend(%s)", (locks.conn.info.backend_pid,))
+        admin.execute("SELECT pg_terminate_backend(%s)", (dead,))
     await asyncio.sleep(0.2)
     await locks.unlock(lock_key(ending))  # fails on the dead connection: dropped, reopened at once
-    for _ in range(100):  # no new turn needed
-        if not await asyncio.to_thread(other_session_can_take, lock_key(running)):
+    # no new turn needed; waited for without probing the key (a probe taking it while the new
+    # connection re-takes it would be "another process" stealing it)
+    for _ in range(100):
+        if locks._usable() and locks.conn.info.backend_pid != dead:
             break
         await asyncio.sleep(0.05)
+    async with locks._connecting:  # the re-take runs under it
+        pass
     assert not await asyncio.to_thread(other_session_can_take, lock_key(running))
     assert await asyncio.to_thread(other_session_can_take, lock_key(ending))
     await locks.unlock(lock_key(running))
