@@ -39,11 +39,24 @@ class Watch:
     got a 4xx or 5xx. Each test asserts it stayed empty, step by step."""
 
     def __init__(self, page) -> None:
+        self.page = page
         self.problems: list[str] = []
+        self.in_flight: set = set()
         page.on("console", lambda m: m.type == "error" and self.problems.append(f"console: {m.text}"))
         page.on("pageerror", lambda e: self.problems.append(f"page error: {e}"))
         page.on("response", lambda r: r.status >= 400 and self.problems.append(f"{r.status} {r.url}"))
-        page.on("requestfailed", lambda r: self.problems.append(f"failed: {r.url} {r.failure}"))
+        page.on("requestfailed", lambda r: (self.in_flight.discard(r), self.problems.append(
+            f"failed: {r.method} {r.url} {r.failure}")))
+        page.on("request", lambda r: self.in_flight.add(r))  # noqa: PLW0108 (Playwright wants a Python function)
+        page.on("requestfinished", lambda r: self.in_flight.discard(r))  # noqa: PLW0108
+
+    def settle(self, timeout: float = 10.0) -> None:
+        """Wait until no request of the page is in flight (a request still running when the page
+        navigates away is aborted, which would be reported as a problem)."""
+        deadline = time.monotonic() + timeout
+        while self.in_flight and time.monotonic() < deadline:
+            self.page.wait_for_timeout(50)
+        assert not self.in_flight, [f"{r.method} {r.url}" for r in self.in_flight]
 
 
 def shot(page, name: str) -> None:
@@ -168,7 +181,7 @@ def test_question_streams_token_by_token_with_a_citation_and_survives_reload(ser
         answer.locator(".rate .comment[hidden]").wait_for(state="attached")
 
         answer_sources = answer.locator(".sources a").count()
-        page.wait_for_load_state("networkidle")  # nothing in flight when the page navigates away
+        watch.settle()  # nothing in flight when the page navigates away
         answer.locator(".sources a").first.click()  # the citation leads to a page that exists
         page.locator("article.source").wait_for()
         shot(page, "03-source-page")
