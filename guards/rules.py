@@ -78,7 +78,9 @@ _QUOTED = re.compile("(?:^|(?<=[\\s(:]))[\"'\u201c\u2018\u201e\u00ab]"
 QUOTES_MAX, QUOTED_WORDS_MAX, OWN_WORDS_MIN = 2, 10, 3
 _WORDS = re.compile(r"\w+")
 _ENCODED = re.compile(r"[A-Za-z0-9+/]{16,}")  # a base64 run: a payload, not a phrase
-_QUOTE_VIEWS = ("plain", "lines", "joined", "leet")  # the views in which quotes survive
+# The views that keep the text's words and punctuation (quotes included); the decoded and
+# reversed ones only count instructions.
+_LITERAL_VIEWS = ("plain", "lines", "joined", "leet")
 
 
 def _quoting_question(text: str) -> str | None:
@@ -115,9 +117,9 @@ def _screen_views(text: str, *, quoting: bool) -> Verdict | None:
     for view in views(text):
         if quoting and view.name == "squashed":
             continue  # no quotes left to tell a phrase from an order: judged without them instead
-        # decoded and reversed views only count instructions: a reversed question is noise
-        guards = ("injection", "off_topic") if view.name in ("plain", "lines", "joined", "leet") else ("injection",)
-        excused = _inside_quotes(view.text) if quoting and view.name in _QUOTE_VIEWS else None
+        literal = view.name in _LITERAL_VIEWS  # a reversed or decoded question is noise
+        guards = ("injection", "off_topic") if literal else ("injection",)
+        excused = _inside_quotes(view.text) if quoting and literal else None
         hit = first_hit(view.text, guards=guards, compact=view.name == "squashed", excused=excused)
         if hit is not None:
             return Verdict(hit.guard, hit.rule, hit.span, hit.matched[:200], view.name)
