@@ -12,7 +12,11 @@ Both run in the same invocation, so the ratio full/direct holds on a noisy machi
 own database (``<name>_load``, dropped afterwards unless ``--keep``).
 
 Usage: ``python -m benchmarks.load [--scenarios one,ten,fifty,refused,followups,offline]
-[--json PATH]``; ``--smoke`` runs tiny counts (part of ``make test``, no timing assertions).
+[--json PATH] [--processes N] [--soak TURNS] [--profile DIR]``; ``--smoke`` runs tiny counts (part
+of ``make test``, no timing assertions). ``--processes 2`` serves each provider from two daphne
+processes (visitors take them in turn); ``--soak 5000`` then runs 5,000 turns through one process
+and samples its memory, descriptors and database connections every 500; ``--profile DIR`` records
+each full run with py-spy (``benchmarks.profile_report`` reads it).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import argparse
 import asyncio
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -126,6 +131,17 @@ class Server:
             time.sleep(1.0)
             if self.cpu_s() - before < 0.05:
                 return
+
+    def profile(self, out: Path) -> subprocess.Popen | None:
+        """py-spy sampling this server into ``out`` (collapsed stacks) until the returned process is
+        interrupted; None without py-spy (``pip install py-spy``: a benchmark tool, not a requirement)."""
+        spy = Path(sys.executable).with_name("py-spy")
+        if not spy.exists():
+            print("py-spy is not installed: no profile", file=sys.stderr)
+            return None
+        return subprocess.Popen([str(spy), "record", "--format", "raw", "--rate", "200", "--nonblocking",
+                                 "--pid", str(self.process.pid), "--output", str(out)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     def stop(self) -> None:
         self.process.terminate()
@@ -265,23 +281,34 @@ def scenarios(smoke: bool) -> dict[str, Scenario]:
     }
 
 
-def run_scenario(scenario: Scenario, servers: dict[str, Server], model: FakeModel, url: str) -> dict:
-    server = servers[scenario.provider]
+def run_scenario(scenario: Scenario, servers: dict[str, list[Server]], model: FakeModel, url: str,
+                 profile: Path | None = None) -> dict:
+    group = servers[scenario.provider]
 
     def turns_for(n: int) -> list[str]:
         return [scenario.questions[(n + i) % len(scenario.questions)] for i in range(scenario.turns)]
 
-    out: dict = {"visitors": scenario.visitors, "turns_per_visitor": scenario.turns, "provider": scenario.provider}
+    out: dict = {"visitors": scenario.visitors, "turns_per_visitor": scenario.turns, "provider": scenario.provider,
+                 "processes": len(group)}
     if scenario.direct:
         direct_result = Result()
         direct_result.wall = asyncio.run(run_many(lambda n: direct(model.url, turns_for(n), direct_result),
                                                   scenario.visitors))
         out["direct"] = summary(direct_result)
     before_db, before_calls = db_counters(url), model.requests
-    cpu_before, pg_before, rss_before = server.cpu_s(), postgres_cpu_s(), server.rss_mb()
+    cpu_before, pg_before = sum(s.cpu_s() for s in group), postgres_cpu_s()
+    rss_before = [s.rss_mb() for s in group]
     full = Result()
-    full.wall = asyncio.run(run_many(lambda n: visitor(server.base, n + hash(scenario.name) % 1000 * 100,
-                                                       turns_for(n), full), scenario.visitors))
+    spies = [s.profile(profile / f"{scenario.name}{f'-{i}' if i else ''}.txt") for i, s in enumerate(group)] \
+        if profile else []
+    # visitors take the processes in turn, as a proxy in front of them would spread them
+    full.wall = asyncio.run(run_many(lambda n: visitor(group[n % len(group)].base,
+                                                       n + hash(scenario.name) % 1000 * 100, turns_for(n), full),
+                                     scenario.visitors))
+    for spy in spies:
+        if spy is not None:
+            spy.send_signal(signal.SIGINT)
+            spy.wait(timeout=60)
     after_db = db_counters(url)
     turns = max(1, len(full.samples))
     out["full"] = summary(full)
@@ -290,10 +317,11 @@ def run_scenario(scenario: Scenario, servers: dict[str, Server], model: FakeMode
         "db_transactions": round((after_db["transactions"] - before_db["transactions"]) / turns, 1),
         "db_connections_opened": round((after_db["sessions"] - before_db["sessions"]) / turns, 2),
         "checkpoint_rows": round((after_db["checkpoint_rows"] - before_db["checkpoint_rows"]) / turns, 1),
-        "daphne_cpu_ms": round((server.cpu_s() - cpu_before) * 1000 / turns, 1),
+        "daphne_cpu_ms": round((sum(s.cpu_s() for s in group) - cpu_before) * 1000 / turns, 1),
         "postgres_cpu_ms": round((postgres_cpu_s() - pg_before) * 1000 / turns, 1),
     }
-    out["rss_mb"] = {"before": round(rss_before, 1), "after": round(server.rss_mb(), 1)}
+    out["rss_mb"] = {"before": round(sum(rss_before) / len(group), 1),
+                     "after": round(sum(s.rss_mb() for s in group) / len(group), 1)}
     if "direct" in out:
         full_p50, direct_p50 = out["full"]["ttft_ms"]["p50"], out["direct"]["ttft_ms"]["p50"]
         full_p95, direct_p95 = out["full"]["ttft_ms"]["p95"], out["direct"]["ttft_ms"]["p95"]
@@ -311,6 +339,10 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--smoke", action="store_true")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--keep", action="store_true")
+    parser.add_argument("--profile", type=Path, help="a folder: py-spy's collapsed stacks of each full run")
+    parser.add_argument("--processes", type=int, default=1, help="daphne processes per provider, visitors in turn")
+    parser.add_argument("--soak", type=int, default=0, metavar="TURNS",
+                        help="after the scenarios, this many turns through one process (rounds of 500)")
     args = parser.parse_args(argv)
     chosen = scenarios(args.smoke)
     if args.scenarios:
@@ -321,7 +353,10 @@ def main(argv: list[str] | None = None) -> dict:
         subprocess.run([sys.executable, "manage.py", *command], cwd=ROOT, env=env, check=True,
                        stdout=subprocess.DEVNULL)
     try:
-        results = run(url, chosen, first_token_ms=args.first_token_ms, token_ms=args.token_ms)
+        if args.profile:
+            args.profile.mkdir(parents=True, exist_ok=True)
+        results = run(url, chosen, first_token_ms=args.first_token_ms, token_ms=args.token_ms, profile=args.profile,
+                      processes=args.processes, soak_turns=args.soak)
     finally:
         if not args.keep:
             drop(url)
@@ -331,32 +366,75 @@ def main(argv: list[str] | None = None) -> dict:
     return results
 
 
-def run(url: str, chosen: dict[str, Scenario], *, first_token_ms: int = 300, token_ms: int = 10) -> dict:
-    """Run ``chosen`` against the database at ``url`` (migrated, knowledge synced)."""
+def run(url: str, chosen: dict[str, Scenario], *, first_token_ms: int = 300, token_ms: int = 10,
+        profile: Path | None = None, processes: int = 1, soak_turns: int = 0,
+        soak_round: tuple[int, int] = (50, 10)) -> dict:
+    """Run ``chosen`` against the database at ``url`` (migrated, knowledge synced), each provider
+    served by ``processes`` daphne processes; then, with ``soak_turns``, the soak."""
     logs = ROOT / "var" / "bench-logs"
     logs.mkdir(parents=True, exist_ok=True)
     model = FakeModel(first_token_ms, token_ms)
-    servers: dict[str, Server] = {}
-    results: dict = {"date": time.strftime("%Y-%m-%d"), "cpus": os.cpu_count(),
+    servers: dict[str, list[Server]] = {}
+    results: dict = {"date": time.strftime("%Y-%m-%d"), "cpus": os.cpu_count(), "processes": processes,
                      "first_token_ms": first_token_ms, "token_ms": token_ms, "scenarios": {}}
+    fake = {"TWIN_PROVIDER": "openai_compatible", "TWIN_BASE_URL": model.url, "TWIN_MODEL": "bench",
+            "TWIN_API_KEY": "x"}
     try:
-        if any(s.provider == "fake" for s in chosen.values()):
-            servers["fake"] = Server(url, {"TWIN_PROVIDER": "openai_compatible", "TWIN_BASE_URL": model.url,
-                                           "TWIN_MODEL": "bench", "TWIN_API_KEY": "x"}, logs / "daphne-fake.log")
+        if soak_turns or any(s.provider == "fake" for s in chosen.values()):
+            servers["fake"] = [Server(url, fake, logs / f"daphne-fake-{i}.log") for i in range(processes)]
         if any(s.provider == "offline" for s in chosen.values()):
-            servers["offline"] = Server(url, {"TWIN_PROVIDER": "offline"}, logs / "daphne-offline.log")
-        for server in servers.values():  # warm: models loaded, pools open, start-up work done
+            servers["offline"] = [Server(url, {"TWIN_PROVIDER": "offline"}, logs / f"daphne-offline-{i}.log")
+                                  for i in range(processes)]
+        for server in (s for group in servers.values() for s in group):  # warm: models, pools, start-up work
             asyncio.run(visitor(server.base, 99_999, ["Warm up?", "What has she built?"], Result()))
             server.wait_idle()
         for name, scenario in chosen.items():
-            results["scenarios"][name] = run_scenario(scenario, servers, model, url)
+            results["scenarios"][name] = run_scenario(scenario, servers, model, url, profile)
             print(f"{name}: {json.dumps(results['scenarios'][name]['full'])}", file=sys.stderr)
-        results["rss_mb_end"] = {k: round(s.rss_mb(), 1) for k, s in servers.items()}
+        if soak_turns:
+            results["soak"] = soak(servers["fake"][0], url, soak_turns, *soak_round)
+        results["rss_mb_end"] = {k: [round(s.rss_mb(), 1) for s in group] for k, group in servers.items()}
     finally:
-        for server in servers.values():
+        for server in (s for group in servers.values() for s in group):
             server.stop()
         model.close()
     return results
+
+
+def soak(server: Server, url: str, turns: int, visitors: int = 50, per_visitor: int = 10) -> dict:
+    """``turns`` turns through one process in rounds (by default of 500: 50 new visitors, 10 turns
+    each, all at once); after each round the process's RSS and open file descriptors and the
+    database's connections by ``application_name``."""
+    rounds = max(1, turns // (visitors * per_visitor))
+    samples = [_soak_sample(server, url, 0, 0.0, Result())]
+    for number in range(1, rounds + 1):
+        result = Result()
+        base = 200_000 + number * visitors
+
+        def one(n: int, base: int = base, result: Result = result):
+            return visitor(server.base, base + n, [QUESTIONS[(n + i) % len(QUESTIONS)] for i in range(per_visitor)],
+                           result)
+
+        wall = asyncio.run(run_many(one, visitors))
+        samples.append(_soak_sample(server, url, number * visitors * per_visitor, wall, result))
+        print(f"soak: {json.dumps(samples[-1])}", file=sys.stderr)
+    first, last = samples[1] if len(samples) > 1 else samples[0], samples[-1]
+    return {"turns": rounds * visitors * per_visitor, "samples": samples,
+            "rss_growth_pct": round(100 * (last["rss_mb"] - first["rss_mb"]) / first["rss_mb"], 1)}
+
+
+def _soak_sample(server: Server, url: str, turns: int, wall: float, result: Result) -> dict:
+    # this process's connections only (the other provider's server shares the database): Postgres
+    # sees each one's client port, the process its local ports
+    ports = [c.laddr.port for c in server.ps.net_connections(kind="tcp") if c.raddr and c.status == "ESTABLISHED"]
+    with psycopg.connect(url, autocommit=True) as conn:
+        connections = dict(conn.execute(
+            "SELECT application_name, count(*) FROM pg_stat_activity WHERE datname = current_database() "
+            "AND client_port = ANY(%s) GROUP BY 1 ORDER BY 1", [ports]).fetchall())
+    return {"turns": turns, "rss_mb": round(server.rss_mb(), 1), "open_fds": server.ps.num_fds(),
+            "threads": server.ps.num_threads(), "db_connections": connections,
+            "errors": sum(1 for s in result.samples if not s.ok),
+            "turns_per_s": round(len(result.samples) / wall, 2) if wall else None}
 
 
 if __name__ == "__main__":

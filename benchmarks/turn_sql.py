@@ -70,6 +70,7 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=6)
     parser.add_argument("--log", default="var/postgres.log")
     parser.add_argument("--top", type=int, default=12)
+    parser.add_argument("--sequence", action="store_true", help="also list the last turn's statements in order")
     args = parser.parse_args()
     from benchmarks.load import FakeModel
 
@@ -99,6 +100,8 @@ def main() -> None:
     async def emit(event: dict) -> None:
         pass
 
+    last: list[int] = []
+
     async def run() -> tuple[int, int, int]:
         conversation = await database_sync_to_async(conversation_create)()
         await turn_run(conversation_id=conversation.pk, text="What kind of work does she do?", emit=emit,
@@ -108,6 +111,7 @@ def main() -> None:
         await turn_run(conversation_id=conversation.pk, text=questions[0], emit=emit, visitor_ip="10.9.9.9")
         first = os.path.getsize(log)  # noqa: ASYNC240 -- the first turn after the reset pays for new connections
         for turn in range(1, args.turns):
+            last[:] = [os.path.getsize(log)]  # noqa: ASYNC240
             await turn_run(conversation_id=conversation.pk, text=questions[turn % len(questions)], emit=emit,
                            visitor_ip="10.9.9.9")
         await asyncio.sleep(0.5)  # the server's last lines
@@ -132,6 +136,10 @@ def main() -> None:
     print("| statements a turn | statement |\n|---|---|")
     for sql, count in counts.most_common(args.top):
         print(f"| {count / turns:.1f} | `{sql}` |")
+    if args.sequence and last:
+        print("\nThe last turn's statements in order (session, statement; a blank one is a health check):")
+        for pid, sql in read(log, last[0], end):
+            print(f"{pid} {shape(sql) or '(health check)'}")
 
 
 if __name__ == "__main__":

@@ -98,8 +98,9 @@ def budget_reserve(*, amount_usd: Decimal, conversation_id: uuid.UUID | str | No
 
 def budget_settle(*, entry_id: int, amount_usd: Decimal) -> LedgerEntry:
     """Replace a reservation by the call's real cost (once: a settled entry stays as it is)."""
-    day = LedgerEntry.objects.values_list("day", flat=True).get(pk=entry_id)
     with transaction.atomic():
+        # an entry's day never changes: read without a lock, in the same transaction
+        day = LedgerEntry.objects.values_list("day", flat=True).get(pk=entry_id)
         meter = _meter(day)  # the meter first, then the entry: the same order as _expire (no deadlock)
         entry = LedgerEntry.objects.select_for_update().get(pk=entry_id)
         if entry.status != LedgerEntry.Status.RESERVED:

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import weakref
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-from psycopg import Connection
-from psycopg.rows import dict_row
+from psycopg import AsyncCursor, Connection
+from psycopg.rows import DictRow, dict_row
 from psycopg_pool import AsyncConnectionPool
 
 from chat.layers import close_loop_connections
@@ -41,14 +43,45 @@ def sync_saver_connection() -> Connection:
     return Connection.connect(conninfo(), autocommit=True, prepare_threshold=0, row_factory=dict_row)
 
 
+class TransactionalSaver(AsyncPostgresSaver):
+    """LangGraph's saver over a pool, with two changes to how it takes a connection:
+
+    - a checkpoint's writes (its blobs and its row, or a step's pending writes) go in one
+      transaction: the library pipelines them on an autocommit connection, so each statement was
+      a transaction of its own (six a turn), and a crash between them could leave blobs without
+      the checkpoint that names them;
+    - no process-wide lock around each call: the library serialises every read and write of the
+      saver (all visitors' turns) on one ``asyncio.Lock``, which a single shared connection needs
+      and a pool, handing each call its own connection, does not.
+    """
+
+    @asynccontextmanager
+    async def _cursor(self, *, pipeline: bool = False) -> AsyncIterator[AsyncCursor[DictRow]]:
+        if not isinstance(self.conn, AsyncConnectionPool) or self.pipe is not None:
+            async with super()._cursor(pipeline=pipeline) as cur:
+                yield cur
+            return
+        async with self.conn.connection() as conn:
+            if not pipeline:
+                async with conn.cursor(binary=True, row_factory=dict_row) as cur:
+                    yield cur
+            elif self.supports_pipeline:
+                async with conn.transaction(), conn.pipeline(), \
+                        conn.cursor(binary=True, row_factory=dict_row) as cur:
+                    yield cur
+            else:
+                async with conn.transaction(), conn.cursor(binary=True, row_factory=dict_row) as cur:
+                    yield cur
+
+
 # A pool is bound to the event loop it was opened in, so there is one saver (and pool) per
 # running loop.
-_savers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, AsyncPostgresSaver] = (
+_savers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, TransactionalSaver] = (
     weakref.WeakKeyDictionary()
 )
 
 
-async def async_saver() -> AsyncPostgresSaver:
+async def async_saver() -> TransactionalSaver:
     """The running loop's checkpointer; the same object for every turn on that loop."""
     loop = asyncio.get_running_loop()
     saver = _savers.get(loop)
@@ -71,7 +104,7 @@ async def async_saver() -> AsyncPostgresSaver:
             reconnect_timeout=2.0,
         )
         # stored before the await, so a second turn arriving meanwhile shares this pool
-        saver = _savers[loop] = AsyncPostgresSaver(pool)
+        saver = _savers[loop] = TransactionalSaver(pool)
         await pool.open()
     return saver
 

@@ -25,6 +25,7 @@ from django.utils import timezone
 from knowledge.content import sha256
 from knowledge.models import Document
 from knowledge.tokens import BOUND, approx_tokens
+from knowledge.watch import WATCH
 
 KIND_ORDER = ["about", "cv", "skills", "project", "article", "availability"]
 PROFILE_KINDS = ("about", "cv", "skills", "availability")
@@ -45,8 +46,13 @@ _cache: dict[tuple, tuple[str, str]] = {}
 def knowledge_version() -> str:
     """Changes whenever a document is added, changed or removed: a digest of the rows' physical
     versions (Postgres writes every change as a new row version with a new ``ctid`` and ``xmin``).
-    Reads row headers only, never the bodies, so it costs the same whatever the documents hold
-    (it runs once per model call)."""
+    Reads row headers only, never the bodies, so it costs the same whatever the documents hold.
+    Read once per announced change (``knowledge.watch``), or per model call while the process
+    hears none."""
+    return WATCH.cached("knowledge_version", _read_version)
+
+
+def _read_version() -> str:
     with connection.cursor() as cursor:
         cursor.execute("SELECT md5(coalesce(string_agg(ctid::text || xmin::text, ',' ORDER BY ctid), '')) "
                        "FROM knowledge_document")

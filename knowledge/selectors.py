@@ -23,6 +23,7 @@ from knowledge import topics
 from knowledge.embedders import Embedder, get_embedders
 from knowledge.language import detect_language
 from knowledge.models import Document, KnowledgeChunk, LexemeStat
+from knowledge.watch import WATCH
 
 Mode = Literal["hybrid", "dense", "fulltext"]
 RRF_K = 60
@@ -346,6 +347,11 @@ def public_url(path: str, url: str) -> str:
 
 
 def document_urls() -> dict[str, str]:
+    """Each document's citation link by title (read once per knowledge change: ``knowledge.watch``)."""
+    return dict(WATCH.cached("document_urls", _read_document_urls))
+
+
+def _read_document_urls() -> dict[str, str]:
     return {title: public_url(path, url) for title, path, url in Document.objects.values_list("title", "path", "url")}
 
 

@@ -17,6 +17,7 @@ afterwards when the code is newer than the dump.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -44,6 +45,14 @@ BEGIN
         EXECUTE format('DROP %s IF EXISTS public.%I CASCADE',
                        CASE r.relkind WHEN 'v' THEN 'VIEW' WHEN 'm' THEN 'MATERIALIZED VIEW'
                                       WHEN 'S' THEN 'SEQUENCE' ELSE 'TABLE' END, r.relname);
+    END LOOP;
+    -- the project's own functions (the knowledge trigger's), not the extensions'
+    FOR r IN SELECT p.oid::regprocedure AS routine FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+             WHERE n.nspname = 'public'
+               AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_proc'::regclass
+                               AND d.objid = p.oid AND d.deptype = 'e')
+    LOOP
+        EXECUTE format('DROP ROUTINE IF EXISTS %s CASCADE', r.routine);
     END LOOP;
 END $$;
 """
@@ -118,11 +127,14 @@ def restore(*, settings_dict: dict, path: Path) -> None:
     except BrokenPipeError:
         pass  # psql stopped at an error: its message follows
     finally:
-        replay.stdin.close()
+        with contextlib.suppress(BrokenPipeError):  # psql gone: what was buffered for it goes nowhere
+            replay.stdin.close()
+        # unread output left in the pipe would keep pg_restore writing, and its stderr open, forever
+        script.stdout.close()
     errors = replay.stderr.read().decode(errors="replace").strip()
     script_errors = script.stderr.read().decode(errors="replace").strip()
-    if script.wait() != 0:
-        replay.wait()
+    # psql's error first: a psql that stopped early leaves pg_restore killed by the closed pipe
+    if script.wait() != 0 and replay.wait() == 0:
         raise BackupError(f"pg_restore failed, nothing changed: {script_errors}")
     if replay.wait() != 0:
         raise BackupError(f"restore failed, nothing changed: {errors}")

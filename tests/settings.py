@@ -7,3 +7,8 @@ import os
 os.environ.setdefault("DEBUG", "1")
 
 from twinsite.settings import *  # noqa: F403
+
+# In-process code in tests writes documents in transactions that are rolled back, so Postgres
+# never announces them (knowledge.watch): read the knowledge version per call there. The servers
+# the tests start (environment, not these settings) listen as in production.
+TWIN_KNOWLEDGE_WATCH = False

@@ -333,6 +333,9 @@ TWIN_HISTORY_TOKENS = env_int("TWIN_HISTORY_TOKENS", 2000, minimum=0)
 # The knowledge in the system prompt never exceeds this (knowledge/prefix.py); above it the rest
 # is reached by search.
 TWIN_PREFIX_TOKENS = env_int("TWIN_PREFIX_TOKENS", 16_000, minimum=1_000)
+# Each process hears of knowledge changes (knowledge/watch.py) instead of reading the knowledge
+# version on every turn: one more connection per process.
+TWIN_KNOWLEDGE_WATCH = env_bool("TWIN_KNOWLEDGE_WATCH", True)
 TWIN_TOOL_RESULT_VIEW_CHARS = env_int("TWIN_TOOL_RESULT_VIEW_CHARS", 8000, minimum=200)
 TWIN_GROUNDEDNESS_CHARS = env_int("TWIN_GROUNDEDNESS_CHARS", 300, minimum=50)
 # An answer of that length with no valid citation and no tool result: "log" shows it, flagged for

@@ -54,6 +54,43 @@ def test_a_backup_restores_exactly_what_was_dumped(kb, tmp_path, capsys):
     from knowledge.selectors import knowledge_search
 
     assert knowledge_search("What has she built?", top_k=3, embedders=get_embedders())
+    # the project's own function and trigger came back too (knowledge.watch hears changes by them)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT tgname FROM pg_trigger WHERE tgrelid = 'knowledge_document'::regclass "
+                       "AND NOT tgisinternal")
+        assert cursor.fetchall() == [("knowledge_document_changed",)]
+
+
+def test_a_restore_whose_replay_fails_at_once_reports_it_and_does_not_hang(kb, tmp_path, monkeypatch):
+    """psql stopping at its first statement: the restore ends with psql's error, promptly. (A full
+    run once hung here: the old reset left the knowledge trigger's function in place, psql stopped
+    at its CREATE, and pg_restore stayed blocked on a pipe nobody read; the restore now closes
+    that pipe. This case did not reproduce the hang with the old code, so it guards the error path
+    only.)"""
+    import threading
+
+    from ops import backup
+
+    path = tmp_path / "twinsite.dump"
+    call_command("backup", "--output", str(path))
+    assert path.stat().st_size > 1 << 17  # more than a pipe holds, so pg_restore would block
+    monkeypatch.setattr(backup, "RESET", "SELECT 1 / 0;\n")
+    raised: list[BaseException] = []
+    worker = threading.Thread(target=_catch, args=(raised, backup.restore),
+                              kwargs={"settings_dict": connection.settings_dict, "path": path}, daemon=True)
+    worker.start()
+    worker.join(timeout=120)
+    assert not worker.is_alive(), "the restore hung"
+    assert len(raised) == 1 and isinstance(raised[0], backup.BackupError)
+    assert "restore failed, nothing changed" in str(raised[0]) and "division by zero" in str(raised[0])
+    assert Conversation.objects.exists() or KnowledgeChunk.objects.exists()  # nothing was dropped
+
+
+def _catch(raised: list, function, **kwargs) -> None:
+    try:
+        function(**kwargs)
+    except BaseException as exc:  # handed to the test thread
+        raised.append(exc)
 
 
 def test_a_broken_file_is_refused_before_anything_changes(tmp_path):
