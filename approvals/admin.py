@@ -11,6 +11,7 @@ from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.timesince import timesince
+from django.utils.translation import gettext_lazy as _
 
 from approvals import errors, selectors
 from approvals.models import ContactMessage, PendingApproval
@@ -18,7 +19,7 @@ from chat.decisions import approval_decide
 from chat.selectors import approval_transcript
 from twinsite.admin_base import ReadOnlyAdmin
 
-ORIGIN_MARKS = {"typed": "typed by the visitor", "model": "⚠ made by the model", "empty": "not given"}
+ORIGIN_MARKS = {"typed": _("typed by the visitor"), "model": _("⚠ made by the model"), "empty": _("not given")}
 
 
 def _can_decide(request: HttpRequest) -> bool:
@@ -27,19 +28,27 @@ def _can_decide(request: HttpRequest) -> bool:
 
 @admin.register(PendingApproval)
 class PendingApprovalAdmin(ReadOnlyAdmin):
-    list_display = ("id", "status", "age", "visitor_name", "visitor_email", "subject", "origins",
-                    "decided_by", "resume_status")
+    list_display = ("id", "age", "visitor_name", "visitor_email", "first_line", "origins", "status", "decided_by",
+                    "resume_status")
     list_filter = ("status", "resume_status", "tool_name")
-    list_display_links = ("id", "subject")
+    list_display_links = ("id", "first_line")
     search_fields = ("arguments__visitor_name", "arguments__visitor_email", "arguments__message")
     ordering = ("-created_at",)
     date_hierarchy = "created_at"
     actions = ["approve_selected"]
     change_form_template = "admin/approvals/pendingapproval/change_form.html"
-    fields = ("status", "conversation", "tool_name", "tool_call_id", "interrupt_id", "created_at", "expires_at",
-              "arguments_table", "arguments_sha256", "final_arguments_table", "decided_by", "decided_at", "reason",
-              "resume_status", "resume_attempts", "resume_error", "resumed_at", "transcript")
-    readonly_fields = fields
+    # Who, the message and the decisions are the panel at the top of the page (the template); the
+    # record below it keeps the decision's audit, the technical fields folded away.
+    fieldsets = (
+        (_("Decision"), {"fields": ("status", "conversation", "created_at", "expires_at", "decided_by", "decided_at",
+                                    "reason", "final_arguments_table")}),
+        (_("Technical details"), {"classes": ("collapse",), "fields": (
+            "tool_name", "tool_call_id", "interrupt_id", "arguments_sha256", "resume_status", "resume_attempts",
+            "resume_error", "resumed_at")}),
+    )
+    readonly_fields = ("status", "conversation", "created_at", "expires_at", "decided_by", "decided_at", "reason",
+                       "final_arguments_table", "tool_name", "tool_call_id", "interrupt_id", "arguments_sha256",
+                       "resume_status", "resume_attempts", "resume_error", "resumed_at")
 
     def has_delete_permission(self, request, obj=None) -> bool:
         return False  # the audit trail stays
@@ -47,39 +56,30 @@ class PendingApprovalAdmin(ReadOnlyAdmin):
     def has_decide_permission(self, request) -> bool:
         return _can_decide(request)
 
-    @admin.display(description="age", ordering="created_at")
+    @admin.display(description=_("age"), ordering="created_at")
     def age(self, obj: PendingApproval) -> str:
         return timesince(obj.created_at, timezone.now()).split(",")[0]
 
-    @admin.display(description="visitor")
+    @admin.display(description=_("visitor"))
     def visitor_name(self, obj: PendingApproval) -> str:
         return obj.arguments.get("visitor_name") or "-"
 
-    @admin.display(description="e-mail")
+    @admin.display(description=_("e-mail"))
     def visitor_email(self, obj: PendingApproval) -> str:
         return obj.arguments.get("visitor_email") or "-"
 
-    @admin.display(description="subject")
-    def subject(self, obj: PendingApproval) -> str:
-        return selectors.subject(obj.arguments) or "-"
+    @admin.display(description=_("message"))
+    def first_line(self, obj: PendingApproval) -> str:
+        lines = [line.strip() for line in str(obj.arguments.get("message") or "").splitlines() if line.strip()]
+        first = lines[0] if lines else selectors.subject(obj.arguments) or "-"
+        return first if len(first) <= 90 else first[:89] + "…"
 
-    @admin.display(description="origins")
+    @admin.display(description=_("origins"))
     def origins(self, obj: PendingApproval):
         return format_html_join(" · ", "<span title='{}'>{}: {}</span>", (
             (ORIGIN_MARKS.get(origin, origin), name.removeprefix("visitor_"),
              "⚠ model" if origin == "model" else origin)
             for name, origin in obj.argument_origins.items()))
-
-    def _table(self, obj: PendingApproval, arguments: dict | None):
-        if arguments is None:
-            return "-"
-        return format_html("<table>{}</table>", format_html_join("", "<tr><th>{}</th><td>{}</td><td>{}</td></tr>", (
-            (name, "" if value is None else value, ORIGIN_MARKS.get(obj.argument_origins.get(name, ""), ""))
-            for name, value in arguments.items())))
-
-    @admin.display(description="arguments (as proposed)")
-    def arguments_table(self, obj: PendingApproval):
-        return self._table(obj, obj.arguments)
 
     @admin.display(description="arguments that ran (after the owner's edit)")
     def final_arguments_table(self, obj: PendingApproval):
@@ -87,13 +87,6 @@ class PendingApprovalAdmin(ReadOnlyAdmin):
             return "-" if obj.final_arguments is None else "as proposed"
         return format_html("<pre style='white-space:pre-wrap'>{}</pre>",
                            json.dumps(obj.final_arguments, indent=2, ensure_ascii=False))
-
-    @admin.display(description="conversation up to the request")
-    def transcript(self, obj: PendingApproval):
-        rows = approval_transcript(obj)
-        return format_html("<div style='max-width:60rem'>{}</div>", format_html_join(
-            "", "<p><b>{}</b> <small>{}</small><br><span style='white-space:pre-wrap'>{}</span></p>",
-            ((m["role"], f"{timezone.localtime(m['created_at']):%Y-%m-%d %H:%M}", m["content"]) for m in rows)))
 
     @admin.action(description="Approve the selected requests", permissions=["decide"])
     def approve_selected(self, request, queryset) -> None:
@@ -135,9 +128,19 @@ class PendingApprovalAdmin(ReadOnlyAdmin):
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
         approval = self.get_object(request, object_id)  # None for an unknown or malformed id
-        extra = {"can_decide": _can_decide(request), "approval": approval,
-                 "editable": [(name, "" if value is None else value) for name, value in
-                              (approval.arguments.items() if approval else [])]}
+        extra = {"can_decide": _can_decide(request), "approval": approval}
+        if approval is not None:
+            arguments = approval.final_arguments or approval.arguments
+            extra |= {
+                "editable": [(name, "" if value is None else value) for name, value in approval.arguments.items()],
+                "who": {"name": arguments.get("visitor_name") or "", "email": arguments.get("visitor_email") or ""},
+                "message": arguments.get("message") or "",
+                "badges": [(name.removeprefix("visitor_"), origin, ORIGIN_MARKS.get(origin, origin))
+                           for name, origin in approval.argument_origins.items()],
+                "transcript": [{**row, "created_at": timezone.localtime(row["created_at"])}
+                               for row in approval_transcript(approval)],
+                "edited": approval.final_arguments not in (None, approval.arguments),
+            }
         return super().change_view(request, object_id, form_url, extra_context={**(extra_context or {}), **extra})
 
 

@@ -6,7 +6,12 @@ from django.contrib import admin, messages
 from django.contrib.admin.models import DELETION, LogEntry
 from django.contrib.contenttypes.models import ContentType
 from django.db.models import Count
-from django.http import HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseForbidden, HttpResponseNotAllowed, HttpResponseRedirect
+from django.urls import path, reverse
+from django.utils import timezone
+from django.utils.html import format_html
+from django.utils.http import urlencode
+from django.utils.translation import gettext_lazy as _
 
 from chat import lifecycle
 from chat.models import (
@@ -225,21 +230,89 @@ class FeedbackAdmin(ReadOnlyAdmin):
     list_filter = ("rating",)
     list_select_related = ("message",)
 
+    def get_list_display(self, request):
+        return (*self.list_display, "teach") if can_teach_answers(request) else self.list_display
+
+    @admin.display(description=_("teach"))
+    def teach(self, obj: Feedback) -> str:
+        """An answer rated "not helpful": the owner may write the better one, for the question asked."""
+        if obj.rating >= 0:
+            return ""
+        question = (Message.objects.filter(conversation_id=obj.message.conversation_id, role="user",
+                                           created_at__lte=obj.message.created_at)
+                    .order_by("-created_at").values_list("content", flat=True).first())
+        if not question:
+            return ""
+        url = reverse("admin:knowledge_taughtanswer_add") + "?" + urlencode({"question": question[:300]})
+        return format_html('<a class="teach" href="{}">{}</a>', url, _("Teach the answer"))
+
+
+class HandledFilter(admin.SimpleListFilter):
+    title = _("handled")
+    parameter_name = "handled"
+
+    def lookups(self, request, model_admin):
+        return [("open", _("open")), ("taught", _("taught")), ("dismissed", _("dismissed"))]
+
+    def queryset(self, request, queryset):
+        if self.value() == "open":
+            return queryset.filter(handled_at__isnull=True)
+        if self.value() == "taught":
+            return queryset.filter(answered_by__isnull=False)
+        if self.value() == "dismissed":
+            return queryset.exclude(dismissed_by="")
+        return queryset
+
 
 @admin.register(UnansweredQuestion)
 class UnansweredQuestionAdmin(ReadOnlyAdmin):
     """What the knowledge base is missing: similar questions grouped, the largest groups first."""
 
-    list_display = ("created_at", "question", "reason")
-    list_filter = ("reason",)
+    list_display = ("created_at", "question", "reason", "handled")
+    list_filter = ("reason", HandledFilter)
     search_fields = ("question",)
     exclude = ("embedding",)
     change_list_template = "admin/chat/unansweredquestion/change_list.html"
 
+    @admin.display(description=_("handled"))
+    def handled(self, obj: UnansweredQuestion) -> str:
+        if obj.answered_by_id:
+            return format_html('<a href="{}">{}</a>', reverse("admin:knowledge_taughtanswer_change",
+                                                              args=[obj.answered_by_id]), _("taught"))
+        return _("dismissed by %(user)s") % {"user": obj.dismissed_by} if obj.dismissed_by else "-"
+
+    def get_urls(self):
+        return [path("dismiss/", self.admin_site.admin_view(self.dismiss_view),
+                     name="chat_unansweredquestion_dismiss"), *super().get_urls()]
+
     def changelist_view(self, request, extra_context=None):
-        rows = list(UnansweredQuestion.objects.filter(embedding__isnull=False)
-                    .order_by("-created_at").values("question", "embedding", "created_at")[:1000])
-        return super().changelist_view(request, {**(extra_context or {}), "groups": group_questions(rows)[:30]})
+        # only what is still open: a taught or dismissed question has been dealt with
+        rows = list(UnansweredQuestion.objects.filter(embedding__isnull=False, handled_at__isnull=True)
+                    .order_by("-created_at").values("id", "question", "embedding", "created_at")[:1000])
+        groups = group_questions(rows)[:30]
+        can_teach = can_teach_answers(request)
+        for group in groups:
+            group["teach_url"] = reverse("admin:knowledge_taughtanswer_add") + "?" + urlencode({
+                "question": group["question"], "questions": ",".join(str(i) for i in group["ids"])})
+            group["id_list"] = ",".join(str(i) for i in group["ids"])
+        return super().changelist_view(request, {**(extra_context or {}), "groups": groups, "can_teach": can_teach})
+
+    def dismiss_view(self, request: HttpRequest) -> HttpResponse:
+        """A group the owner does not want answered: its questions leave the groups, kept in the list."""
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        if not can_teach_answers(request):
+            return HttpResponseForbidden(_("Dismissing questions needs the permission to teach answers."))
+        ids = [int(part) for part in request.POST.get("questions", "").split(",") if part.strip().isdigit()]
+        count = UnansweredQuestion.objects.filter(pk__in=ids[:1000], handled_at__isnull=True).update(
+            dismissed_by=request.user.get_username(), handled_at=timezone.now())
+        self.message_user(request, _("%(count)d questions dismissed.") % {"count": count}, messages.SUCCESS)
+        return HttpResponseRedirect(reverse("admin:chat_unansweredquestion_changelist"))
+
+
+def can_teach_answers(request: HttpRequest) -> bool:
+    """Teaching (and dismissing what not to teach) writes knowledge: the taught answers' add permission."""
+    return request.user.has_perm("knowledge.add_taughtanswer")
 
 
 @admin.register(CheckpointThread)

@@ -146,6 +146,12 @@ class UnansweredQuestion(models.Model):
     # The question's embedding (primary model), to group similar questions in the admin.
     embedding = VectorField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # What the owner did about it: taught the answer, or dismissed it ("not something I want
+    # answered"); either takes it out of the groups to look at.
+    answered_by = models.ForeignKey("knowledge.TaughtAnswer", null=True, blank=True, on_delete=models.SET_NULL,
+                                    related_name="questions")
+    dismissed_by = models.CharField(max_length=150, blank=True)
+    handled_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]

@@ -109,10 +109,12 @@ def group_questions(rows: list[dict], threshold: float = 0.9) -> list[dict]:
         if best >= 0 and scores[best] >= threshold:
             group = groups[best]
             group["count"] += 1
-            if len(group["examples"]) < 3 and row["question"] not in group["examples"]:
+            group["ids"].append(row.get("id"))
+            if len(group["examples"]) < 3 and row["question"] not in group["examples"] \
+                    and row["question"] != group["question"]:
                 group["examples"].append(row["question"])
         else:
             heads.append(vector)
             groups.append({"question": row["question"], "count": 1, "last_seen": row["created_at"],
-                           "examples": []})
+                           "examples": [], "ids": [row.get("id")]})
     return sorted(groups, key=lambda g: (-g["count"], -g["last_seen"].timestamp()))

@@ -18,6 +18,7 @@ from chat.models import Feedback, TurnLog, UnansweredQuestion
 from chat.selectors import group_questions
 from digest.models import DigestDay
 from guards.models import GuardIncident
+from knowledge.models import TaughtAnswer
 
 QUESTION_GROUPS = 15
 FEEDBACK_ROWS = 15
@@ -161,12 +162,19 @@ def uncited_by_model(since: dt.datetime, until: dt.datetime) -> list[dict]:
     return out
 
 
+def taught_answers(since: dt.datetime, until: dt.datetime) -> list[dict]:
+    """Answers the owner (or a colleague) taught or changed in the period, newest first."""
+    return list(TaughtAnswer.objects.filter(updated_at__gte=since, updated_at__lt=until)
+                .order_by("-updated_at").values("question", "lang", "updated_by", "updated_at")[:50])
+
+
 def digest_content(*, now: dt.datetime | None = None, since: dt.datetime | None = None) -> dict:
     """Everything the digest says, and whether it says anything (``has_news``)."""
     now = now or timezone.now()
     since = since or digest_period(now)
     approvals = [approval_item(a) for a in pending_approvals()]
     questions_total, questions = unanswered_groups(since, now)
+    taught = taught_answers(since, now)
     guard_rows = incidents(since, now)
     ratings = feedback(since, now)
     flagged_total, flagged = flagged_turns(since, now)
@@ -174,11 +182,12 @@ def digest_content(*, now: dt.datetime | None = None, since: dt.datetime | None 
     budget = spend(since, now)
     counts = {"approvals": len(approvals), "questions": questions_total,
               "incidents": sum(r["count"] for r in guard_rows), "feedback": ratings["up"] + ratings["down"],
-              "flagged": flagged_total, "budget_exhausted": sum(d["exhausted"] for d in budget)}
+              "flagged": flagged_total, "budget_exhausted": sum(d["exhausted"] for d in budget),
+              "taught": len(taught)}
     return {
         "since": since, "until": now, "owner": settings.TWIN_OWNER_NAME, "site_url": settings.TWIN_SITE_URL,
         "admin_url": _absolute(reverse("admin:index")),
-        "approvals": approvals, "questions": questions, "questions_total": questions_total,
+        "approvals": approvals, "questions": questions, "questions_total": questions_total, "taught": taught,
         "incidents": guard_rows, "feedback": ratings, "flagged": flagged, "flagged_total": flagged_total,
         "uncited_models": [m for m in models if m["flagged"]],
         "recommend_retract": [m for m in models if m["recommend_retract"]],

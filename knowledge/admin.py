@@ -3,16 +3,23 @@ retrieval tester."""
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin, messages
 from django.db.models import Count
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.utils import timezone
 from django.utils.html import format_html
+from django.utils.translation import gettext_lazy as _
 
+from chat.models import UnansweredQuestion
+from knowledge.content import ContentError
 from knowledge.embedders import get_embedders
-from knowledge.models import Document, KnowledgeChunk
-from knowledge.selectors import is_relevant, knowledge_search
+from knowledge.language import detect_language
+from knowledge.models import Document, KnowledgeChunk, TaughtAnswer
+from knowledge.selectors import is_relevant, knowledge_search, public_url
+from knowledge.services import SyncBusy, knowledge_teach, knowledge_unteach, taught_path
 from knowledge.tasks import knowledge_sync_task
 from ops.models import Job
 from ops.services import JobBusy, job_start
@@ -128,3 +135,89 @@ class KnowledgeChunkAdmin(ReadOnlyAdmin):
 
     def has_delete_permission(self, request, obj=None) -> bool:
         return False
+
+
+class TaughtAnswerForm(forms.ModelForm):
+    # the unanswered questions this answers (ids, from the group the owner taught it from)
+    questions = forms.CharField(required=False, widget=forms.HiddenInput)
+
+    class Meta:
+        model = TaughtAnswer
+        fields = ("question", "lang", "answer")
+        widgets = {"question": forms.TextInput(attrs={"size": 80}),
+                   "answer": forms.Textarea(attrs={"rows": 8, "cols": 80})}
+
+    def clean_question(self) -> str:
+        question = " ".join(self.cleaned_data["question"].split())
+        own = taught_path(self.instance.pk) if self.instance.pk else None
+        if Document.objects.filter(title=question).exclude(path=own).exists():
+            raise forms.ValidationError(_("A document in the knowledge base has this title already: ask it "
+                                          "another way."))
+        return question
+
+    def clean_questions(self) -> list[int]:
+        raw = self.cleaned_data.get("questions") or ""
+        return [int(part) for part in raw.split(",") if part.strip().isdigit()][:1000]
+
+
+@admin.register(TaughtAnswer)
+class TaughtAnswerAdmin(admin.ModelAdmin):
+    """Answers the owner taught the twin: saved, they are knowledge at once (``knowledge_teach``);
+    deleted, they are gone from it."""
+
+    form = TaughtAnswerForm
+    list_display = ("question", "lang", "asked", "updated_by", "updated_at", "source")
+    list_filter = ("lang",)
+    search_fields = ("question", "answer")
+    readonly_fields = ("source", "created_by", "created_at", "updated_by", "updated_at")
+    fields = ("question", "lang", "answer", "questions", *readonly_fields)
+
+    def get_fields(self, request, obj=None):
+        # a new answer has no page, author or dates yet
+        return self.fields if obj is not None else ("question", "lang", "answer", "questions")
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(_asked=Count("questions"))
+
+    @admin.display(description=_("asked"), ordering="_asked")
+    def asked(self, obj: TaughtAnswer) -> int:
+        return getattr(obj, "_asked", 0)
+
+    @admin.display(description=_("source page"))
+    def source(self, obj: TaughtAnswer) -> str:
+        if not obj.pk or not Document.objects.filter(path=taught_path(obj.pk)).exists():
+            return "-"
+        return format_html('<a href="{0}" target="_blank" rel="noopener">{0}</a>',
+                           public_url(taught_path(obj.pk), ""))
+
+    def get_changeform_initial_data(self, request: HttpRequest) -> dict:
+        initial = super().get_changeform_initial_data(request)
+        if initial.get("lang") not in TaughtAnswer.Lang.values:
+            initial["lang"] = detect_language(str(initial.get("question", ""))) if initial.get("question") \
+                else TaughtAnswer.Lang.EN
+        return initial
+
+    def save_model(self, request, obj: TaughtAnswer, form, change) -> None:
+        user = request.user.get_username()
+        if not change:
+            obj.created_by = user
+        obj.updated_by = user
+        super().save_model(request, obj, form, change)
+        try:
+            knowledge_teach(answer=obj, embedders=get_embedders())
+        except (ContentError, SyncBusy) as exc:
+            self.message_user(request, _("Saved, but not yet in the knowledge base (%(reason)s): the next "
+                                         "knowledge sync adds it.") % {"reason": exc}, messages.WARNING)
+        ids = form.cleaned_data.get("questions") or []
+        if ids:
+            UnansweredQuestion.objects.filter(pk__in=ids, answered_by__isnull=True).update(
+                answered_by=obj, handled_at=timezone.now())
+
+    def delete_model(self, request, obj: TaughtAnswer) -> None:
+        pk = obj.pk
+        super().delete_model(request, obj)
+        knowledge_unteach(pk=pk, embedders=get_embedders())
+
+    def delete_queryset(self, request, queryset) -> None:
+        for obj in queryset:
+            self.delete_model(request, obj)

@@ -18,7 +18,7 @@ import frontmatter
 import yaml
 from markdown_it import MarkdownIt
 
-KINDS = ("cv", "project", "skills", "about", "article", "availability")
+KINDS = ("cv", "project", "skills", "about", "article", "availability", "faq")
 LANGS = ("en", "nl")
 _MARKDOWN = MarkdownIt("commonmark")
 _FRONT_MATTER = frontmatter.YAMLHandler()

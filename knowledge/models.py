@@ -15,6 +15,7 @@ class Document(models.Model):
         ABOUT = "about"
         ARTICLE = "article"
         AVAILABILITY = "availability"
+        FAQ = "faq"
 
     path = models.CharField(max_length=500, unique=True, help_text="Relative to the content folder.")
     title = models.CharField(max_length=300, unique=True)
@@ -31,6 +32,32 @@ class Document(models.Model):
 
     def __str__(self) -> str:
         return self.title
+
+
+class TaughtAnswer(models.Model):
+    """An answer the owner wrote in the admin for what visitors asked and the twin could not
+    answer: knowledge kept in the database, a document of kind ``faq`` (its question the title,
+    its answer the body) that every sync keeps beside the folder's (``knowledge.services``)."""
+
+    class Lang(models.TextChoices):
+        EN = "en", "English"
+        NL = "nl", "Nederlands"
+
+    question = models.CharField(max_length=300, unique=True,
+                                help_text="As a visitor would ask it; cited as the source's title.")
+    answer = models.TextField(help_text="What the twin may say, in your own words (Markdown).")
+    lang = models.CharField("language", max_length=8, choices=Lang.choices, default=Lang.EN,
+                            help_text="The language the answer is written in.")
+    created_by = models.CharField(max_length=150, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_by = models.CharField(max_length=150, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at"]
+
+    def __str__(self) -> str:
+        return self.question
 
 
 # Each embedding model gets its own partial HNSW index over a cast to its dimension, so

@@ -27,7 +27,7 @@ from knowledge.models import Document
 from knowledge.tokens import BOUND, approx_tokens
 from knowledge.watch import WATCH
 
-KIND_ORDER = ["about", "cv", "skills", "project", "article", "availability"]
+KIND_ORDER = ["about", "cv", "skills", "project", "article", "availability", "faq"]
 PROFILE_KINDS = ("about", "cv", "skills", "availability")
 PREFIX_POPULARITY_DAYS = 30
 

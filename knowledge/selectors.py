@@ -13,7 +13,7 @@ from pathlib import PurePosixPath
 from typing import Literal
 
 from django.conf import settings
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models.functions import Cast
 from django.urls import reverse
 from django.utils.text import slugify
@@ -300,8 +300,18 @@ def _dense_rankings(query: str, mode: Mode, embedders: list[Embedder], query_vec
         for embedder in embedders:
             if embedder.name not in query_vectors:
                 query_vectors[embedder.name] = embedder.query(query)
-            rankings.append((1.0, _dense(query_vectors[embedder.name], embedder, candidates)))
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(f"SET LOCAL hnsw.ef_search = {HNSW_EF_SEARCH:d}")
+            for embedder in embedders:
+                rankings.append((1.0, _dense(query_vectors[embedder.name], embedder, candidates)))
     return rankings
+
+
+# Candidates an HNSW index walk keeps (pgvector's default: 40). Rows a sync deletes stay in the
+# index until vacuum, and a walk of 40 through many of them missed a chunk added just before (a
+# taught answer, found by the exact scan and by a walk of 200; tests/knowledge/test_teach.py).
+# A wider walk costs more per search on a large knowledge base (not measured at 10k chunks).
+HNSW_EF_SEARCH = 200
 
 
 def _fuse(rankings: list[tuple[float, Ranking]]) -> tuple[dict[Key, float], dict[Key, int]]:

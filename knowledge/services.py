@@ -10,10 +10,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.db import connection, transaction
+from django.utils import timezone
 
-from knowledge.content import Chunk, SourceDocument, read_folder
+from knowledge.content import Chunk, ContentError, SourceDocument, chunk_markdown, read_folder, sha256
 from knowledge.embedders import Embedder
-from knowledge.models import Document, KnowledgeChunk, LexemeStat
+from knowledge.models import Document, KnowledgeChunk, LexemeStat, TaughtAnswer
 
 ProgressFn = Callable[[int, int], None]
 EMBED_BATCH = 32
@@ -106,6 +107,7 @@ def knowledge_sync(*, root: Path, embedders: list[Embedder], progress: ProgressF
     models re-embeds instead of mixing vector spaces) and the full-text statistics follow last.
     """
     sources = read_folder(root)  # raises ContentError before anything is written
+    sources += _taught_beside(sources)
     with _sync_lock():
         report = SyncReport()
         public = [s for s in sources if s.public]
@@ -137,6 +139,65 @@ def knowledge_sync(*, root: Path, embedders: list[Embedder], progress: ProgressF
             KnowledgeChunk.objects.exclude(embed_model__in=[e.name for e in embedders]).delete()
             lexeme_stats_refresh(embed_model=embedders[0].name)
     return report
+
+
+# --- answers the owner taught in the admin ------------------------------------------------------------
+# A taught answer (knowledge.models.TaughtAnswer) is a document of kind ``faq`` at
+# ``taught/<id>.md``: its question the title, its answer the body. The sync keeps it beside the
+# folder's documents; the admin makes it searchable the moment it is saved.
+
+TAUGHT = "taught/"
+
+
+def taught_path(pk: int) -> str:
+    return f"{TAUGHT}{pk}.md"
+
+
+def taught_source(answer: TaughtAnswer) -> SourceDocument:
+    """The answer as the sync reads a file."""
+    title, body = answer.question.strip(), answer.answer.strip().replace("\r\n", "\n") + "\n"
+    source = SourceDocument(
+        path=taught_path(answer.pk), title=title, kind=Document.Kind.FAQ, lang=answer.lang, url="",
+        updated=timezone.localdate(answer.updated_at) if answer.updated_at else None, public=True, body=body,
+        content_hash=sha256(f"{title}\n{answer.lang}\n{body}"))
+    source.chunks = chunk_markdown(title, body)
+    return source
+
+
+def _taught_beside(files: list[SourceDocument]) -> list[SourceDocument]:
+    """The taught answers, checked against the folder's titles (a citation names one document)."""
+    taught = [taught_source(answer) for answer in TaughtAnswer.objects.order_by("pk")]
+    titles = {s.title: s.path for s in files}
+    for source in taught:
+        if source.title in titles:
+            raise ContentError(f"{titles[source.title]}: field 'title' {source.title!r} is already the question of a "
+                               f"taught answer (admin: Taught answers #{source.path.removeprefix(TAUGHT)[:-3]})")
+    return taught
+
+
+def knowledge_teach(*, answer: TaughtAnswer, embedders: list[Embedder]) -> Document:
+    """Make or update a taught answer's document now, embedded with every configured model.
+    Raises ``ContentError`` when another document has its question as title, ``SyncBusy``
+    while a sync runs."""
+    source = taught_source(answer)
+    with _sync_lock():
+        if Document.objects.filter(title=source.title).exclude(path=source.path).exists():
+            raise ContentError(f"a document titled {source.title!r} exists already")
+        plan = _plan(source, embedders, SyncReport())
+        vectors = {e.name: _embed([c.embed_text for c in plan.new.get(e.name, [])], e, None, 0, 0)
+                   for e in embedders}
+        with transaction.atomic():
+            _apply(plan, embedders, vectors)
+            lexeme_stats_refresh(embed_model=embedders[0].name)
+    return Document.objects.get(path=source.path)
+
+
+def knowledge_unteach(*, pk: int, embedders: list[Embedder]) -> int:
+    """Remove a taught answer's document and its chunks; the number of documents removed."""
+    with _sync_lock(), transaction.atomic():
+        removed, _ = Document.objects.filter(path=taught_path(pk)).delete()
+        lexeme_stats_refresh(embed_model=embedders[0].name)
+    return 1 if removed else 0
 
 
 def _groups(plans: list[_Plan], batch_chunks: int) -> Iterator[list[_Plan]]:

@@ -66,9 +66,13 @@ def test_deciding_in_the_admin_needs_the_decide_permission(approval, django_capt
     decider = staff("decide")
     detail = decider.get(f"/admin/approvals/pendingapproval/{approval.pk}/change/").content.decode()
     assert 'name="_approve"' in detail and 'name="_reject"' in detail and 'name="_edit"' in detail
-    # the decision forms stand outside the (read-only) change form: HTML forms cannot nest
-    change_form_end = detail.index("</form>", detail.index('id="pendingapproval_form"'))
-    assert detail.index(f'action="{url}"') > change_form_end
+    # the decision forms stand outside the (read-only) change form (HTML forms cannot nest), above it:
+    # who, the message and the decisions come first on the page
+    change_form_start = detail.index('id="pendingapproval_form"')
+    decisions = [i for i in range(len(detail)) if detail.startswith(f'action="{url}"', i)]
+    assert len(decisions) == 3 and max(decisions) < change_form_start
+    assert detail.index('id="decide-at-a-glance"') < change_form_start
+    assert detail.index("tom@example.com") < detail.index('name="_approve"')  # who, before the buttons
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         response = decider.post(url, {"decision": "edit", "edit_visitor_name": "Tom",
                                       "edit_visitor_email": "tom@example.com", "edit_message": "Edited."})

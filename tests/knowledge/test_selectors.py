@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 
 from knowledge.models import Document
 from knowledge.prefix import knowledge_prefix
@@ -110,8 +110,10 @@ def test_private_draft_is_nowhere(kb):
 def test_search_uses_the_hnsw_index(kb, embedders):
     primary = embedders[0]
     vector = primary.query("test")
-    with connection.cursor() as cursor:
-        cursor.execute("SET enable_seqscan = off")
+    # SET LOCAL, in a transaction: a plain SET stayed on the pooled connection, and every later
+    # test that borrowed it planned its searches without sequential scans
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
         cursor.execute(
             "EXPLAIN SELECT id FROM knowledge_knowledgechunk WHERE embed_model = %s "
             f"ORDER BY embedding::vector({primary.dimensions}) <=> %s::vector LIMIT 5",

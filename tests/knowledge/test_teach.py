@@ -1,0 +1,193 @@
+"""Teaching the twin (issue 22): the owner answers in the admin what visitors asked and the twin
+could not answer; the answer is knowledge at once, cited like any document, kept by every sync,
+and gone when removed."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from django.contrib.auth.models import Permission, User
+from django.test import Client
+
+from chat.models import Conversation, UnansweredQuestion
+from knowledge.content import ContentError
+from knowledge.models import Document, KnowledgeChunk, TaughtAnswer
+from knowledge.services import knowledge_sync, knowledge_teach, knowledge_unteach, taught_path
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def owner_client(*perms: str) -> Client:
+    user = User.objects.create_user("owner-" + "-".join(perms or ("viewer",)), password="pw-123456789",
+                                    is_staff=True)
+    for codename in ("view_unansweredquestion", "view_taughtanswer", *perms):
+        user.user_permissions.add(Permission.objects.get(codename=codename))
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def unanswered(question: str, vector: list[float], count: int = 1) -> list[int]:
+    conversation = Conversation.objects.create()
+    return [UnansweredQuestion.objects.create(conversation=conversation, question=question, reason="no_source",
+                                              embedding=vector).pk for _ in range(count)]
+
+
+async def offline_turn(question: str) -> tuple[str, str]:
+    """(outcome, the streamed text) of one visitor turn with the offline twin."""
+    from chat.services import conversation_create
+    from chat.turns import turn_run
+    from twinsite.db import database_sync_to_async
+
+    conversation = await database_sync_to_async(conversation_create)()
+    text, outcome = [], []
+
+    async def emit(event: dict) -> None:
+        if event["type"] == "token":
+            text.append(event["text"])
+        elif event["type"] == "done":
+            outcome.append(event["outcome"])
+
+    await turn_run(conversation_id=conversation.pk, text=question, emit=emit, visitor_ip="10.7.7.7")
+    return outcome[0], "".join(text)
+
+
+# The "eval case per language": declined before teaching, answered after from the taught
+# document with its citation. The sample owner's knowledge says nothing of either.
+TAUGHT = [
+    ("en", "Does Mira give workshops at schools?",
+     "Yes: once a term she gives a free two-hour workshop on responsible AI for secondary schools.",
+     "Can Mira come to our school for a workshop?", "free two-hour workshop"),
+    ("nl", "Geeft Mira gastcolleges op middelbare scholen?",
+     "Ja, eens per kwartaal geeft ze een gratis gastcollege van twee uur over verantwoorde AI op middelbare scholen.",
+     "Kan Mira een gastcollege op onze school geven?", "gratis gastcollege van twee uur"),
+]
+
+
+@pytest.mark.parametrize("case", TAUGHT, ids=[t[0] for t in TAUGHT])
+def test_a_question_declined_before_teaching_is_answered_after_with_its_citation(kb, settings, embedders, case):
+    lang, question, answer, asked_again, fact = case
+    settings.TWIN_PROVIDER = "offline"
+    outcome, text = asyncio.run(offline_turn(question))
+    assert outcome == "declined" and fact not in text
+
+    taught = TaughtAnswer.objects.create(question=question, answer=answer, lang=lang, created_by="owner")
+    document = knowledge_teach(answer=taught, embedders=embedders)
+    assert (document.kind, document.lang, document.path) == ("faq", lang, taught_path(taught.pk))
+
+    for asked in (question, asked_again):
+        outcome, text = asyncio.run(offline_turn(asked))
+        assert outcome == "answered", (asked, text)
+        assert fact in text and f"[source: {question}]" in text, (asked, text)
+
+    knowledge_unteach(pk=taught.pk, embedders=embedders)
+    taught.delete()
+    outcome, text = asyncio.run(offline_turn(question))
+    assert outcome == "declined" and fact not in text  # removed: gone from the knowledge base
+
+
+def test_a_taught_answer_is_kept_by_every_sync_and_changed_in_place(kb, settings, embedders):
+    taught = TaughtAnswer.objects.create(question="Does she mentor juniors?", answer="Yes, two a year.", lang="en")
+    knowledge_teach(answer=taught, embedders=embedders)
+    knowledge_sync(root=settings.TWIN_KNOWLEDGE_DIR, embedders=embedders)  # the folder's sync keeps it
+    document = Document.objects.get(path=taught_path(taught.pk))
+    assert KnowledgeChunk.objects.filter(document=document).count() == len(embedders)
+
+    taught.answer = "Yes, three a year, through the company's mentoring programme."
+    taught.save()
+    knowledge_teach(answer=taught, embedders=embedders)
+    document.refresh_from_db()
+    chunks = KnowledgeChunk.objects.filter(document=document)
+    assert "three a year" in document.body and chunks.count() == len(embedders)
+    assert all("three a year" in c.text for c in chunks)
+
+    # a taught answer whose question is the title of a file: citations would be ambiguous
+    taken = Document.objects.exclude(path__startswith="taught/").first()
+    clash = TaughtAnswer.objects.create(question=taken.title, answer="Something.", lang="en")
+    with pytest.raises(ContentError):
+        knowledge_teach(answer=clash, embedders=embedders)
+    with pytest.raises(ContentError, match="taught answer"):
+        knowledge_sync(root=settings.TWIN_KNOWLEDGE_DIR, embedders=embedders)
+    clash.delete()
+
+    knowledge_unteach(pk=taught.pk, embedders=embedders)
+    assert not Document.objects.filter(path__startswith="taught/").exists()
+
+
+def test_the_owner_teaches_from_a_group_and_the_group_is_answered(kb, embedders):
+    vector = [float(x) for x in embedders[0].query("Does Mira give workshops at schools?")]
+    ids = unanswered("Does Mira give workshops at schools?", vector, count=3)
+    owner = owner_client("add_taughtanswer", "change_taughtanswer", "delete_taughtanswer")
+    listing = owner.get("/admin/chat/unansweredquestion/").content.decode()
+    assert "3×" in listing and "Teach the answer" in listing and "Not something I want answered" in listing
+
+    form = owner.get("/admin/knowledge/taughtanswer/add/", {
+        "question": "Does Mira give workshops at schools?", "questions": ",".join(map(str, ids))})
+    assert form.status_code == 200 and 'value="Does Mira give workshops at schools?"' in form.content.decode()
+    saved = owner.post("/admin/knowledge/taughtanswer/add/", {
+        "question": "Does Mira give workshops at schools?", "lang": "en", "questions": ",".join(map(str, ids)),
+        "answer": "Yes: once a term, free, for secondary schools."})
+    assert saved.status_code == 302, saved.content.decode()[:2000]
+    taught = TaughtAnswer.objects.get()
+    username = "owner-add_taughtanswer-change_taughtanswer-delete_taughtanswer"
+    assert (taught.created_by, taught.updated_by) == (username, username)
+    assert set(UnansweredQuestion.objects.filter(answered_by=taught).values_list("pk", flat=True)) == set(ids)
+    assert Document.objects.filter(path=taught_path(taught.pk), kind="faq").exists()
+    assert "Teach the answer" not in owner.get("/admin/chat/unansweredquestion/").content.decode()  # dealt with
+
+    change = owner.get(f"/admin/knowledge/taughtanswer/{taught.pk}/change/").content.decode()
+    assert f"/sources/taught-{taught.pk}/" in change  # the answer's public page, linked for the owner
+    source = Client().get(f"/sources/taught-{taught.pk}/")  # where a visitor's citation leads
+    assert source.status_code == 200 and "once a term, free" in source.content.decode()
+
+    assert owner.post(f"/admin/knowledge/taughtanswer/{taught.pk}/delete/", {"post": "yes"}).status_code == 302
+    assert not Document.objects.filter(path=taught_path(taught.pk)).exists()
+    assert Client().get(f"/sources/taught-{taught.pk}/").status_code == 404
+
+
+def test_a_group_can_be_dismissed_and_a_viewer_can_neither_teach_nor_dismiss(kb, embedders):
+    vector = [float(x) for x in embedders[0].query("What is her salary?")]
+    ids = unanswered("What is her salary?", vector, count=2)
+    viewer = owner_client()
+    listing = viewer.get("/admin/chat/unansweredquestion/").content.decode()
+    assert "2×" in listing and "Teach the answer" not in listing and "Not something I want answered" not in listing
+    assert viewer.get("/admin/knowledge/taughtanswer/add/").status_code == 403
+    assert viewer.post("/admin/chat/unansweredquestion/dismiss/", {"questions": ",".join(map(str, ids))}
+                       ).status_code == 403
+    assert not UnansweredQuestion.objects.filter(handled_at__isnull=False).exists()
+
+    owner = owner_client("add_taughtanswer")
+    assert owner.post("/admin/chat/unansweredquestion/dismiss/", {"questions": ",".join(map(str, ids))}
+                      ).status_code == 302
+    assert set(UnansweredQuestion.objects.exclude(dismissed_by="").values_list("pk", flat=True)) == set(ids)
+    assert owner.get("/admin/chat/unansweredquestion/").context["groups"] == []
+    assert owner.get("/admin/chat/unansweredquestion/", {"handled": "dismissed"}).context["cl"].result_count == 2
+
+
+def test_the_digest_lists_what_was_taught(kb, embedders):
+    from digest.selectors import digest_content
+    from digest.services import digest_render
+
+    taught = TaughtAnswer.objects.create(question="Does she mentor juniors?", answer="Yes.", lang="en",
+                                         updated_by="owner")
+    knowledge_teach(answer=taught, embedders=embedders)
+    content = digest_content()
+    assert content["counts"]["taught"] == 1 and content["has_news"]
+    for language, words in (("en", "1 answer taught to the twin"), ("nl", "1 antwoord aan de twin geleerd")):
+        digest = digest_render(content, language=language)
+        assert words in digest.text and "Does she mentor juniors?" in digest.text
+        assert "Does she mentor juniors?" in digest.html
+
+
+def test_a_not_helpful_rating_offers_to_teach_the_answer_to_its_question(kb):
+    from chat.models import Feedback, Message
+
+    conversation = Conversation.objects.create()
+    Message.objects.create(conversation=conversation, role="user", content="What does a workshop cost?")
+    answer = Message.objects.create(conversation=conversation, role="assistant", content="I can't find that.")
+    Feedback.objects.create(message=answer, rating=-1, comment="She must have a price for this")
+    owner = owner_client("view_feedback", "add_taughtanswer")
+    listing = owner.get("/admin/chat/feedback/").content.decode()
+    assert "/admin/knowledge/taughtanswer/add/?question=What+does+a+workshop+cost%3F" in listing
+    assert "Teach the answer" not in owner_client("view_feedback").get("/admin/chat/feedback/").content.decode()
