@@ -33,7 +33,9 @@ def chart_svg(days: list[tuple[dt.date, float]], ceiling: float, width: int = 72
     bar = width / max(len(days), 1)
 
     def y(value: float) -> float:
-        return height - 20 - (height - 30) * value / top
+        # a day with any spend gets a visible bar (2 px), however far below the ceiling it is
+        bar_height = (height - 30) * value / top
+        return height - 20 - (max(bar_height, 2.0) if value > 0 else 0.0)
 
     rect = '<rect x="{}" y="{}" width="{}" height="{}" fill="#417690"><title>{}: ${}</title></rect>'
     bars = format_html_join("", rect, (
@@ -45,7 +47,8 @@ def chart_svg(days: list[tuple[dt.date, float]], ceiling: float, width: int = 72
         '<text x="4" y="{ct}" font-size="11" fill="#ba2121">ceiling ${ceiling}</text>'
         '<text x="0" y="{h}" font-size="11">{first}</text><text x="{w}" y="{h}" font-size="11" text-anchor="end">'
         '{last}</text></svg>',
-        w=width, h=height, bars=bars, c=round(y(ceiling), 1), ct=round(y(ceiling) - 3, 1), ceiling=f"{ceiling:.2f}",
+        w=width, h=height, bars=bars, c=round(height - 20 - (height - 30) * ceiling / top, 1),
+        ct=round(height - 20 - (height - 30) * ceiling / top - 3, 1), ceiling=f"{ceiling:.2f}",
         first=days[0][0].isoformat() if days else "", last=days[-1][0].isoformat() if days else "")
 
 
@@ -71,4 +74,5 @@ class BudgetDayAdmin(EvidenceAdmin):
                  for d in BudgetDay.objects.filter(day__gt=today - dt.timedelta(days=30))}
         days = [(today - dt.timedelta(days=n), spent.get(today - dt.timedelta(days=n), 0.0)) for n in range(29, -1, -1)]
         return super().changelist_view(request, {**(extra_context or {}),
-                                                 "chart": chart_svg(days, float(settings.TWIN_DAILY_BUDGET_USD))})
+                                                 "chart": chart_svg(days, float(settings.TWIN_DAILY_BUDGET_USD)),
+                                                 "time_zone": settings.TIME_ZONE})

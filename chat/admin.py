@@ -123,7 +123,7 @@ class ConversationAdmin(ReadOnlyAdmin):
 
 @admin.register(TurnLog)
 class TurnLogAdmin(ReadOnlyAdmin):
-    list_display = ("created_at", "question", "outcome", "provider", "tokens", "cost_usd", "latency_ms",
+    list_display = ("created_at", "outcome", "cost_usd", "latency_ms", "question", "provider", "tokens",
                     "tool_rounds", "hallucination_risk", "retracted", "usage_estimated", "why")
     list_filter = ("outcome", "provider", "hallucination_risk", "retracted", "usage_estimated", "created_at")
     search_fields = ("conversation__id", "user_message__content", "assistant_message__content")

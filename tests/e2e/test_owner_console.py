@@ -53,7 +53,14 @@ def test_the_owner_decides_from_the_top_of_the_page_on_a_desktop_and_on_a_phone(
         first, second = off_loop(lambda: list(PendingApproval.objects.order_by("pk")))
 
         desktop = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
-        login(desktop, server, "owner", "owner-pass-123", then="/admin/approvals/pendingapproval/")
+        login(desktop, server, "owner", "owner-pass-123", then="/admin/")
+        dashboard = desktop.locator("#owner-dashboard")
+        dashboard.wait_for()
+        assert desktop.locator("#dash-pending .dash-number").inner_text() == "2"
+        assert int(desktop.locator("#dash-turns .dash-number").inner_text()) >= 2
+        assert "Europe/Amsterdam" in dashboard.locator("h2").inner_text() or "times in" in dashboard.inner_text()
+        shot(desktop, "18-owner-dashboard")
+        desktop.click("#dash-pending")  # each figure leads to its list
         desktop.locator("#result_list").wait_for()
         listing = desktop.locator("#result_list").inner_text()
         assert "I'd like to hire Mira" in listing or "hire Mira" in listing  # the message's first line

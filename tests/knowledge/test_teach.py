@@ -191,3 +191,41 @@ def test_a_not_helpful_rating_offers_to_teach_the_answer_to_its_question(kb):
     listing = owner.get("/admin/chat/feedback/").content.decode()
     assert "/admin/knowledge/taughtanswer/add/?question=What+does+a+workshop+cost%3F" in listing
     assert "Teach the answer" not in owner_client("view_feedback").get("/admin/chat/feedback/").content.decode()
+
+
+def test_the_admin_index_shows_today_at_a_glance_as_far_as_the_user_may_see(kb, embedders, settings):
+    from decimal import Decimal
+
+    from budget.admin import chart_svg
+    from chat.models import Message, TurnLog
+
+    conversation = Conversation.objects.create()
+    for outcome in ("answered", "answered", "answered", "declined"):
+        message = Message.objects.create(conversation=conversation, role="user", content="A question?")
+        TurnLog.objects.create(conversation=conversation, user_message=message, outcome=outcome, provider="offline",
+                               model="offline", cost_usd=Decimal("0.0001"), latency_ms=5)
+    unanswered("Does Mira give workshops at schools?",
+               [float(x) for x in embedders[0].query("Does Mira give workshops at schools?")], count=2)
+    owner = Client()
+    owner.force_login(User.objects.create_superuser("boss", password="pw-123456789"))
+    page = owner.get("/admin/")
+    body = page.content.decode()
+    d = page.context["d"]
+    assert d["turns"]["total"] == 4 and [s["percent"] for s in d["turns"]["shares"]] == [75, 25, 0]
+    assert f"times in {settings.TIME_ZONE}" in body and 'id="dash-spend"' in body and 'id="dash-pending"' in body
+    assert "outcome__exact=declined" in body  # each share links to its turns
+    assert d["unanswered"]["groups"][0]["count"] == 2
+    assert d["chart"][-1]["count"] == 4 and d["chart"][-1]["percent"] == 100
+    assert all(bar["percent"] == 0 for bar in d["chart"][:-1])
+
+    viewer = owner_client()  # unanswered questions only
+    seen = viewer.get("/admin/").context["d"]
+    assert "unanswered" in seen and not {"turns", "spend", "pending"} & set(seen)
+
+    # the budget chart: a day of a cent beside a ceiling of $5 still has a bar to see
+    import datetime as dt
+    import re
+
+    svg = str(chart_svg([(dt.date(2026, 12, 1), 0.01), (dt.date(2026, 12, 2), 0.0)], 5.0))
+    heights = [float(h) for h in re.findall(r'<rect [^>]*height="([\d.]+)"', svg)]
+    assert len(heights) == 2 and heights[0] >= 2 and heights[1] == 0
