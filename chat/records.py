@@ -11,6 +11,7 @@ import hashlib
 import logging
 import uuid
 
+from django.conf import settings
 from django.db import transaction
 
 from budget import services as budget_services
@@ -18,15 +19,28 @@ from chat.agent.recorder import TurnRecorder
 from chat.agent.state import Outcome
 from chat.models import AgentTrace, Message, PromptSnapshot, TurnLog, UnansweredQuestion
 from chat.providers.pricing import round_usd
+from chat.selectors import question_subject_vector
 from guards.scrub import scrub, scrub_text
 
 turns_log = logging.getLogger("twinsite.turns")
 
 
-@transaction.atomic
 def turn_record(*, conversation_id: uuid.UUID | str, user_message: Message | None, recorder: TurnRecorder,
                 state: dict, outcome: str, answer: str, error_code: str = "") -> tuple[Message, TurnLog]:
-    """Assistant message, TurnLog and AgentTrace, in one transaction."""
+    """Assistant message, TurnLog and AgentTrace, in one transaction (and for a declined
+    question its UnansweredQuestion, grouped by subject: the subject is embedded first, outside
+    the transaction)."""
+    subject = None
+    if outcome == Outcome.DECLINED and user_message is not None and recorder.question_vector:
+        subject = question_subject_vector(scrub_text(user_message.content), settings.TWIN_OWNER_NAME)
+    return _turn_rows(conversation_id=conversation_id, user_message=user_message, recorder=recorder, state=state,
+                      outcome=outcome, answer=answer, error_code=error_code, subject_vector=subject)
+
+
+@transaction.atomic
+def _turn_rows(*, conversation_id: uuid.UUID | str, user_message: Message | None, recorder: TurnRecorder,
+               state: dict, outcome: str, answer: str, error_code: str,
+               subject_vector: list[float] | None) -> tuple[Message, TurnLog]:
     citations = state.get("citations") or []
     message = Message.objects.create(
         conversation_id=conversation_id, role=Message.Role.ASSISTANT, content=answer, citations=citations
@@ -55,7 +69,7 @@ def turn_record(*, conversation_id: uuid.UUID | str, user_message: Message | Non
     if outcome == Outcome.DECLINED and user_message is not None:
         UnansweredQuestion.objects.create(
             conversation_id=conversation_id, question=scrub_text(user_message.content), reason="no_source",
-            embedding=recorder.question_vector,
+            embedding=subject_vector,
         )
     return message, turn
 

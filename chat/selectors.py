@@ -4,6 +4,7 @@ seconds), what a reconnecting page missed, the transcript behind a contact reque
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -12,6 +13,7 @@ from django.db.models import Case, IntegerField, OuterRef, Subquery, Value, When
 from approvals.selectors import approval_states
 from chat.models import AgentTrace, Message
 from chat.texts import text as say
+from knowledge.embedders import embed_query_futures, get_embedders
 from knowledge.models import Document
 
 if TYPE_CHECKING:
@@ -97,9 +99,35 @@ def approval_transcript(approval: PendingApproval) -> list[dict]:
                 .values("role", "content", "created_at"))
 
 
-def group_questions(rows: list[dict], threshold: float = 0.9) -> list[dict]:
-    """Greedy grouping by cosine similarity (e5 vectors are normalised): each question joins the
-    first group whose first question it resembles by at least ``threshold``."""
+def question_subject(question: str, owner: str) -> str:
+    """What a question is about, without whom: the owner's name (and its possessive) and "the
+    owner" taken out. Every question a visitor asks names the owner, and the model puts two
+    questions that share only the name close together ("Where did Mira study?" and "What is
+    Mira's salary?": 0.92 with the name, 0.81 without)."""
+    names = "|".join(re.escape(word) for word in owner.split() if len(word) > 1)
+    pattern = r"\b(?:the owner|de eigenaar" + (rf"|(?:{names})(?:['\u2019]s)?" if names else "") + r")\b"
+    subject = re.sub(r"\s+([?!.,;:])", r"\1", " ".join(re.sub(pattern, " ", question, flags=re.IGNORECASE).split()))
+    return subject if re.search(r"\w", subject) else question
+
+
+def question_subject_vector(question: str, owner: str) -> list[float]:
+    """The primary model's vector of the question's subject (``question_subject``), for grouping."""
+    embedder = get_embedders()[0]
+    vector = embed_query_futures([embedder], question_subject(question, owner))[embedder.name].result()
+    return [float(x) for x in vector]
+
+
+# Two questions on one subject, as the owner would group them: measured on two small labelled sets
+# of questions naming the owner (5 and 6 subjects, 12 and 14 questions; the second written after
+# the threshold was chosen on the first). Subjects at 0.87: pairs together 4/9 and 5/8, apart
+# 53/57 and 68/70; the whole question at 0.90 (before): together 2/9 and 1/8, apart 35/57 and 55/70.
+GROUP_THRESHOLD = 0.87
+
+
+def group_questions(rows: list[dict], threshold: float = GROUP_THRESHOLD) -> list[dict]:
+    """Greedy grouping by cosine similarity (e5 vectors are normalised) of the stored subject
+    vectors (``question_subject_vector``): each question joins the first group whose first
+    question it resembles by at least ``threshold``."""
     groups: list[dict] = []
     heads: list = []
     for row in rows:

@@ -229,3 +229,30 @@ def test_the_admin_index_shows_today_at_a_glance_as_far_as_the_user_may_see(kb, 
     svg = str(chart_svg([(dt.date(2026, 12, 1), 0.01), (dt.date(2026, 12, 2), 0.0)], 5.0))
     heights = [float(h) for h in re.findall(r'<rect [^>]*height="([\d.]+)"', svg)]
     assert len(heights) == 2 and heights[0] >= 2 and heights[1] == 0
+
+
+def test_unanswered_questions_group_by_subject_not_by_the_owner_they_all_name(db, settings):
+    from django.core.management import call_command
+
+    from chat.selectors import group_questions, question_subject, question_subject_vector
+
+    settings.TWIN_OWNER_NAME = "Mira Jansen"
+    assert question_subject("Where did Mira study?", "Mira Jansen") == "Where did study?"
+    assert question_subject("What is Mira's salary?", "Mira Jansen") == "What is salary?"
+    assert question_subject("Wat doet de eigenaar?", "Mira Jansen") == "Wat doet?"
+    assert question_subject("Mira Jansen", "Mira Jansen") == "Mira Jansen"  # nothing else: kept whole
+    questions = ["Where did Mira study?", "What is Mira's salary?", "Does Mira have a dog?"]
+    conversation = Conversation.objects.create()
+    for question in questions:  # recorded as before: the whole question's vector
+        from knowledge.embedders import get_embedders
+
+        UnansweredQuestion.objects.create(conversation=conversation, question=question, reason="no_source",
+                                          embedding=[float(x) for x in get_embedders()[0].query(question)])
+    rows = lambda: list(UnansweredQuestion.objects.values("id", "question", "embedding", "created_at"))  # noqa: E731
+    assert len(group_questions(rows())) < 3  # the name alone lumped different subjects together
+    call_command("regroup_unanswered")
+    assert len(group_questions(rows())) == 3  # by subject: three questions, three subjects
+    import numpy as np
+
+    assert np.allclose(question_subject_vector("Where did Mira study?", "Mira Jansen"),
+                       UnansweredQuestion.objects.get(question="Where did Mira study?").embedding, atol=1e-6)
