@@ -143,7 +143,7 @@ async def test_declined_questions_are_grouped_by_meaning_in_the_admin():
         return client.get("/admin/chat/unansweredquestion/").content.decode()
 
     html = await page()
-    assert "Similar questions grouped" in html
+    assert "similar ones grouped" in html
     assert "<td>2×</td>" in html and "<td>1×</td>" in html
 
 
