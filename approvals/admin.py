@@ -41,14 +41,14 @@ class PendingApprovalAdmin(ReadOnlyAdmin):
     # record below it keeps the decision's audit, the technical fields folded away.
     fieldsets = (
         (_("Decision"), {"fields": ("status", "conversation", "created_at", "expires_at", "decided_by", "decided_at",
-                                    "reason", "final_arguments_table")}),
+                                    "reason", "arguments_table", "final_arguments_table")}),
         (_("Technical details"), {"classes": ("collapse",), "fields": (
             "tool_name", "tool_call_id", "interrupt_id", "arguments_sha256", "resume_status", "resume_attempts",
             "resume_error", "resumed_at")}),
     )
     readonly_fields = ("status", "conversation", "created_at", "expires_at", "decided_by", "decided_at", "reason",
-                       "final_arguments_table", "tool_name", "tool_call_id", "interrupt_id", "arguments_sha256",
-                       "resume_status", "resume_attempts", "resume_error", "resumed_at")
+                       "arguments_table", "final_arguments_table", "tool_name", "tool_call_id", "interrupt_id",
+                       "arguments_sha256", "resume_status", "resume_attempts", "resume_error", "resumed_at")
 
     def has_delete_permission(self, request, obj=None) -> bool:
         return False  # the audit trail stays
@@ -80,6 +80,13 @@ class PendingApprovalAdmin(ReadOnlyAdmin):
             (ORIGIN_MARKS.get(origin, origin), name.removeprefix("visitor_"),
              "⚠ model" if origin == "model" else origin)
             for name, origin in obj.argument_origins.items()))
+
+    @admin.display(description=_("arguments as proposed"))
+    def arguments_table(self, obj: PendingApproval):
+        """What the model proposed, each with where it came from (the panel shows what will run)."""
+        return format_html("<table>{}</table>", format_html_join("", "<tr><th>{}</th><td>{}</td><td>{}</td></tr>", (
+            (name, "" if value is None else value, ORIGIN_MARKS.get(obj.argument_origins.get(name, ""), ""))
+            for name, value in obj.arguments.items())))
 
     @admin.display(description="arguments that ran (after the owner's edit)")
     def final_arguments_table(self, obj: PendingApproval):

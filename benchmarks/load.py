@@ -141,7 +141,7 @@ class Server:
             return None
         return subprocess.Popen([str(spy), "record", "--format", "raw", "--rate", "200", "--nonblocking",
                                  "--pid", str(self.process.pid), "--output", str(out)],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                stdout=subprocess.DEVNULL, stderr=out.with_suffix(".log").open("w"))
 
     def stop(self) -> None:
         self.process.terminate()
@@ -308,7 +308,10 @@ def run_scenario(scenario: Scenario, servers: dict[str, list[Server]], model: Fa
     for spy in spies:
         if spy is not None:
             spy.send_signal(signal.SIGINT)
-            spy.wait(timeout=60)
+            try:
+                spy.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                spy.kill()  # a profile cut short, not a failed benchmark
     after_db = db_counters(url)
     turns = max(1, len(full.samples))
     out["full"] = summary(full)

@@ -12,6 +12,7 @@ from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.http import urlencode
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 
 from chat import lifecycle
 from chat.models import (
@@ -25,7 +26,8 @@ from chat.models import (
     UnansweredQuestion,
 )
 from chat.selectors import group_questions, why_context
-from twinsite.admin_base import ReadOnlyAdmin, why_link
+from guards.scrub import scrub_text
+from twinsite.admin_base import ReadOnlyAdmin, id_list, why_link
 
 
 def _trace_id(message: Message) -> int | None:
@@ -243,7 +245,8 @@ class FeedbackAdmin(ReadOnlyAdmin):
                     .order_by("-created_at").values_list("content", flat=True).first())
         if not question:
             return ""
-        url = reverse("admin:knowledge_taughtanswer_add") + "?" + urlencode({"question": question[:300]})
+        # the visitor's words become a public title once taught: masked like every stored question
+        url = reverse("admin:knowledge_taughtanswer_add") + "?" + urlencode({"question": scrub_text(question)[:300]})
         return format_html('<a class="teach" href="{}">{}</a>', url, _("Teach the answer"))
 
 
@@ -293,7 +296,7 @@ class UnansweredQuestionAdmin(ReadOnlyAdmin):
         can_teach = can_teach_answers(request)
         for group in groups:
             group["teach_url"] = reverse("admin:knowledge_taughtanswer_add") + "?" + urlencode({
-                "question": group["question"], "questions": ",".join(str(i) for i in group["ids"])})
+                "question": group["question"][:300], "questions": ",".join(str(i) for i in group["ids"])})
             group["id_list"] = ",".join(str(i) for i in group["ids"])
         return super().changelist_view(request, {**(extra_context or {}), "groups": groups, "can_teach": can_teach})
 
@@ -303,10 +306,11 @@ class UnansweredQuestionAdmin(ReadOnlyAdmin):
             return HttpResponseNotAllowed(["POST"])
         if not can_teach_answers(request):
             return HttpResponseForbidden(_("Dismissing questions needs the permission to teach answers."))
-        ids = [int(part) for part in request.POST.get("questions", "").split(",") if part.strip().isdigit()]
-        count = UnansweredQuestion.objects.filter(pk__in=ids[:1000], handled_at__isnull=True).update(
+        count = UnansweredQuestion.objects.filter(pk__in=id_list(request.POST.get("questions", "")),
+                                                  handled_at__isnull=True).update(
             dismissed_by=request.user.get_username(), handled_at=timezone.now())
-        self.message_user(request, _("%(count)d questions dismissed.") % {"count": count}, messages.SUCCESS)
+        self.message_user(request, ngettext("%(count)d question put aside.", "%(count)d questions put aside.",
+                                            count) % {"count": count}, messages.SUCCESS)
         return HttpResponseRedirect(reverse("admin:chat_unansweredquestion_changelist"))
 
 

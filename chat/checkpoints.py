@@ -43,17 +43,13 @@ def sync_saver_connection() -> Connection:
     return Connection.connect(conninfo(), autocommit=True, prepare_threshold=0, row_factory=dict_row)
 
 
-class TransactionalSaver(AsyncPostgresSaver):
-    """LangGraph's saver over a pool, with two changes to how it takes a connection:
-
-    - a checkpoint's writes (its blobs and its row, or a step's pending writes) go in one
-      transaction: the library pipelines them on an autocommit connection, so each statement was
-      a transaction of its own (six a turn), and a crash between them could leave blobs without
-      the checkpoint that names them;
-    - no process-wide lock around each call: the library serialises every read and write of the
-      saver (all visitors' turns) on one ``asyncio.Lock``, which a single shared connection needs
-      and a pool, handing each call its own connection, does not.
-    """
+class PooledSaver(AsyncPostgresSaver):
+    """LangGraph's saver over a pool, without the library's process-wide lock: it serialises
+    every read and write of the saver (all visitors' turns) on one ``asyncio.Lock``, which a
+    single shared connection needs and a pool, handing each call its own connection, does not.
+    A checkpoint's writes stay pipelined as the library sends them: one implicit transaction up to
+    the pipeline's sync, so its blobs and its row are kept together or not at all
+    (``tests/chat/test_checkpoint_saver.py``)."""
 
     @asynccontextmanager
     async def _cursor(self, *, pipeline: bool = False) -> AsyncIterator[AsyncCursor[DictRow]]:
@@ -62,26 +58,25 @@ class TransactionalSaver(AsyncPostgresSaver):
                 yield cur
             return
         async with self.conn.connection() as conn:
-            if not pipeline:
-                async with conn.cursor(binary=True, row_factory=dict_row) as cur:
+            if pipeline and self.supports_pipeline:
+                async with conn.pipeline(), conn.cursor(binary=True, row_factory=dict_row) as cur:
                     yield cur
-            elif self.supports_pipeline:
-                async with conn.transaction(), conn.pipeline(), \
-                        conn.cursor(binary=True, row_factory=dict_row) as cur:
+            elif pipeline:
+                async with conn.transaction(), conn.cursor(binary=True, row_factory=dict_row) as cur:
                     yield cur
             else:
-                async with conn.transaction(), conn.cursor(binary=True, row_factory=dict_row) as cur:
+                async with conn.cursor(binary=True, row_factory=dict_row) as cur:
                     yield cur
 
 
 # A pool is bound to the event loop it was opened in, so there is one saver (and pool) per
 # running loop.
-_savers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, TransactionalSaver] = (
+_savers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, PooledSaver] = (
     weakref.WeakKeyDictionary()
 )
 
 
-async def async_saver() -> TransactionalSaver:
+async def async_saver() -> PooledSaver:
     """The running loop's checkpointer; the same object for every turn on that loop."""
     loop = asyncio.get_running_loop()
     saver = _savers.get(loop)
@@ -104,7 +99,7 @@ async def async_saver() -> TransactionalSaver:
             reconnect_timeout=2.0,
         )
         # stored before the await, so a second turn arriving meanwhile shares this pool
-        saver = _savers[loop] = TransactionalSaver(pool)
+        saver = _savers[loop] = PooledSaver(pool)
         await pool.open()
     return saver
 

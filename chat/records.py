@@ -23,6 +23,7 @@ from chat.selectors import question_subject_vector
 from guards.scrub import scrub, scrub_text
 
 turns_log = logging.getLogger("twinsite.turns")
+log = logging.getLogger(__name__)
 
 
 def turn_record(*, conversation_id: uuid.UUID | str, user_message: Message | None, recorder: TurnRecorder,
@@ -32,7 +33,12 @@ def turn_record(*, conversation_id: uuid.UUID | str, user_message: Message | Non
     the transaction)."""
     subject = None
     if outcome == Outcome.DECLINED and user_message is not None and recorder.question_vector:
-        subject = question_subject_vector(scrub_text(user_message.content), settings.TWIN_OWNER_NAME)
+        try:
+            subject = question_subject_vector(scrub_text(user_message.content), settings.TWIN_OWNER_NAME)
+        except Exception:  # the turn is recorded whatever the embedding model does
+            log.warning("the unanswered question's subject could not be embedded; grouped by the whole question",
+                        exc_info=True)
+            subject = recorder.question_vector
     return _turn_rows(conversation_id=conversation_id, user_message=user_message, recorder=recorder, state=state,
                       outcome=outcome, answer=answer, error_code=error_code, subject_vector=subject)
 

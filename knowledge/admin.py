@@ -23,7 +23,7 @@ from knowledge.services import SyncBusy, knowledge_teach, knowledge_unteach, tau
 from knowledge.tasks import knowledge_sync_task
 from ops.models import Job
 from ops.services import JobBusy, job_start
-from twinsite.admin_base import ReadOnlyAdmin
+from twinsite.admin_base import ReadOnlyAdmin, id_list
 
 
 class ChunkInline(admin.TabularInline):
@@ -156,8 +156,7 @@ class TaughtAnswerForm(forms.ModelForm):
         return question
 
     def clean_questions(self) -> list[int]:
-        raw = self.cleaned_data.get("questions") or ""
-        return [int(part) for part in raw.split(",") if part.strip().isdigit()][:1000]
+        return id_list(self.cleaned_data.get("questions") or "")
 
 
 @admin.register(TaughtAnswer)
@@ -215,8 +214,15 @@ class TaughtAnswerAdmin(admin.ModelAdmin):
 
     def delete_model(self, request, obj: TaughtAnswer) -> None:
         pk = obj.pk
+        # its questions are open again: nobody answers them now
+        UnansweredQuestion.objects.filter(answered_by=obj).update(handled_at=None)
         super().delete_model(request, obj)
-        knowledge_unteach(pk=pk, embedders=get_embedders())
+        try:
+            knowledge_unteach(pk=pk, embedders=get_embedders())
+        except SyncBusy:
+            # the running sync read the answers before: the document goes with the next sync
+            self.message_user(request, _("Deleted; a knowledge sync is running, so the answer leaves the "
+                                         "knowledge base with the next sync."), messages.WARNING)
 
     def delete_queryset(self, request, queryset) -> None:
         for obj in queryset:

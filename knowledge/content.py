@@ -161,6 +161,9 @@ def read_folder(root: Path) -> list[SourceDocument]:
     if not root.is_dir():
         raise ContentError(f"{root}: the knowledge folder does not exist (TWIN_KNOWLEDGE_DIR)")
     docs = [parse_document(p, root) for p in sorted(root.rglob("*.md"))]
+    for doc in docs:
+        if doc.path.startswith("taught/"):  # where the admin's taught answers live (knowledge.services)
+            raise ContentError(f"{doc.path}: the folder 'taught/' is reserved for answers taught in the admin")
     seen: dict[str, str] = {}
     for doc in docs:
         if doc.title in seen:

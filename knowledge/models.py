@@ -4,6 +4,7 @@ from django.contrib.postgres.indexes import GinIndex, OpClass
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from django.db.models.functions import Cast
+from django.utils.translation import gettext_lazy as _
 from pgvector.django import HnswIndex, VectorField
 
 
@@ -43,11 +44,11 @@ class TaughtAnswer(models.Model):
         EN = "en", "English"
         NL = "nl", "Nederlands"
 
-    question = models.CharField(max_length=300, unique=True,
-                                help_text="As a visitor would ask it; cited as the source's title.")
-    answer = models.TextField(help_text="What the twin may say, in your own words (Markdown).")
-    lang = models.CharField("language", max_length=8, choices=Lang.choices, default=Lang.EN,
-                            help_text="The language the answer is written in.")
+    question = models.CharField(_("question"), max_length=300, unique=True,
+                                help_text=_("As a visitor would ask it; cited as the source's title."))
+    answer = models.TextField(_("answer"), help_text=_("What the twin may say, in your own words (Markdown)."))
+    lang = models.CharField(_("language"), max_length=8, choices=Lang.choices, default=Lang.EN,
+                            help_text=_("The language the answer is written in."))
     created_by = models.CharField(max_length=150, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_by = models.CharField(max_length=150, blank=True)
@@ -55,6 +56,8 @@ class TaughtAnswer(models.Model):
 
     class Meta:
         ordering = ["-updated_at"]
+        verbose_name = _("taught answer")
+        verbose_name_plural = _("taught answers")
 
     def __str__(self) -> str:
         return self.question

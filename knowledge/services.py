@@ -107,8 +107,9 @@ def knowledge_sync(*, root: Path, embedders: list[Embedder], progress: ProgressF
     models re-embeds instead of mixing vector spaces) and the full-text statistics follow last.
     """
     sources = read_folder(root)  # raises ContentError before anything is written
-    sources += _taught_beside(sources)
     with _sync_lock():
+        # read under the lock: an answer taught meanwhile waits for it (``_teaching_lock``)
+        sources += _taught_beside(sources)
         report = SyncReport()
         public = [s for s in sources if s.public]
         report.excluded = len(sources) - len(public)
@@ -175,26 +176,40 @@ def _taught_beside(files: list[SourceDocument]) -> list[SourceDocument]:
     return taught
 
 
+@contextmanager
+def _teaching_lock() -> Iterator[None]:
+    """The sync's lock for the rest of the caller's transaction (taken inside one, released when
+    it commits or rolls back): an answer taught in the admin commits before a sync can read the
+    taught answers, so the sync neither misses it nor deletes its document. ``SyncBusy`` while a
+    sync runs."""
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [SYNC_LOCK])
+            if not cursor.fetchone()[0]:
+                raise SyncBusy("a knowledge sync is running")
+        yield
+
+
 def knowledge_teach(*, answer: TaughtAnswer, embedders: list[Embedder]) -> Document:
     """Make or update a taught answer's document now, embedded with every configured model.
     Raises ``ContentError`` when another document has its question as title, ``SyncBusy``
     while a sync runs."""
     source = taught_source(answer)
-    with _sync_lock():
+    with _teaching_lock():
         if Document.objects.filter(title=source.title).exclude(path=source.path).exists():
             raise ContentError(f"a document titled {source.title!r} exists already")
         plan = _plan(source, embedders, SyncReport())
         vectors = {e.name: _embed([c.embed_text for c in plan.new.get(e.name, [])], e, None, 0, 0)
                    for e in embedders}
-        with transaction.atomic():
-            _apply(plan, embedders, vectors)
-            lexeme_stats_refresh(embed_model=embedders[0].name)
-    return Document.objects.get(path=source.path)
+        _apply(plan, embedders, vectors)
+        lexeme_stats_refresh(embed_model=embedders[0].name)
+        return Document.objects.get(path=source.path)
 
 
 def knowledge_unteach(*, pk: int, embedders: list[Embedder]) -> int:
-    """Remove a taught answer's document and its chunks; the number of documents removed."""
-    with _sync_lock(), transaction.atomic():
+    """Remove a taught answer's document and its chunks; the number of documents removed.
+    ``SyncBusy`` while a sync runs."""
+    with _teaching_lock():
         removed, _ = Document.objects.filter(path=taught_path(pk)).delete()
         lexeme_stats_refresh(embed_model=embedders[0].name)
     return 1 if removed else 0

@@ -48,7 +48,7 @@ BEGIN
     END LOOP;
     -- the project's own functions (the knowledge trigger's), not the extensions'
     FOR r IN SELECT p.oid::regprocedure AS routine FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
-             WHERE n.nspname = 'public'
+             WHERE n.nspname = 'public' AND p.prokind IN ('f', 'p')
                AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_proc'::regclass
                                AND d.objid = p.oid AND d.deptype = 'e')
     LOOP

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from django.contrib import admin
 from django.urls import reverse
 from django.utils.html import format_html
@@ -22,3 +24,9 @@ def why_link(trace_id: int | None) -> str:
     if trace_id is None:
         return "-"
     return format_html('<a href="{}">why</a>', reverse("admin:chat_agenttrace_change", args=[trace_id]))
+
+
+def id_list(raw: str, limit: int = 1000) -> list[int]:
+    """Row ids from a comma-separated form value: ASCII digits only, at most ``limit``; anything
+    else in it is ignored (a form value is whatever the browser, or a visitor, sent)."""
+    return [int(part) for part in raw.split(",") if re.fullmatch(r"[0-9]{1,18}", part.strip())][:limit]

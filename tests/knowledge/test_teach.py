@@ -256,3 +256,47 @@ def test_unanswered_questions_group_by_subject_not_by_the_owner_they_all_name(db
 
     assert np.allclose(question_subject_vector("Where did Mira study?", "Mira Jansen"),
                        UnansweredQuestion.objects.get(question="Where did Mira study?").embedding, atol=1e-6)
+
+
+def test_teaching_waits_for_no_sync_and_a_sync_never_loses_a_taught_answer(kb, settings, embedders):
+    import psycopg
+
+    from knowledge.services import SYNC_LOCK, SyncBusy
+    from twinsite.db import conninfo
+
+    taught = TaughtAnswer.objects.create(question="Does she mentor juniors?", answer="Yes, two a year.", lang="en")
+    ids = unanswered("Does she mentor juniors?", [float(x) for x in embedders[0].query("mentoring juniors")])
+    owner = owner_client("add_taughtanswer", "change_taughtanswer", "delete_taughtanswer")
+    with psycopg.connect(conninfo(), autocommit=True) as other:  # a sync running in another process
+        other.execute("SELECT pg_advisory_lock(%s)", [SYNC_LOCK])
+        with pytest.raises(SyncBusy):
+            knowledge_teach(answer=taught, embedders=embedders)
+        other.execute("SELECT pg_advisory_unlock(%s)", [SYNC_LOCK])
+    knowledge_sync(root=settings.TWIN_KNOWLEDGE_DIR, embedders=embedders)  # the next sync adds it
+    assert Document.objects.filter(path=taught_path(taught.pk)).exists()
+    UnansweredQuestion.objects.filter(pk__in=ids).update(answered_by=taught, handled_at="2026-12-01T10:00Z")
+
+    with psycopg.connect(conninfo(), autocommit=True) as other:
+        other.execute("SELECT pg_advisory_lock(%s)", [SYNC_LOCK])
+        deleted = owner.post(f"/admin/knowledge/taughtanswer/{taught.pk}/delete/", {"post": "yes"}, follow=True)
+        other.execute("SELECT pg_advisory_unlock(%s)", [SYNC_LOCK])
+    assert deleted.status_code == 200 and "leaves the knowledge base with the next sync" in deleted.content.decode()
+    assert not TaughtAnswer.objects.exists()
+    assert UnansweredQuestion.objects.filter(pk__in=ids, handled_at__isnull=True).count() == 1  # open again
+    knowledge_sync(root=settings.TWIN_KNOWLEDGE_DIR, embedders=embedders)
+    assert not Document.objects.filter(path__startswith="taught/").exists()
+
+
+def test_a_file_in_the_taught_folder_and_malformed_ids_are_refused_cleanly(kb, tmp_path):
+    from knowledge.content import read_folder
+    from twinsite.admin_base import id_list
+
+    (tmp_path / "taught").mkdir()
+    (tmp_path / "taught" / "1.md").write_text("---\ntitle: X\nkind: faq\nlang: en\n---\nBody.\n")
+    with pytest.raises(ContentError, match="reserved"):
+        read_folder(tmp_path)
+    assert id_list("1, 2,²,-3,x,99999999999999999999,4") == [1, 2, 4]
+    owner = owner_client("add_taughtanswer")
+    assert owner.post("/admin/chat/unansweredquestion/dismiss/", {"questions": "²,x"}).status_code == 302
+    assert owner.get("/admin/knowledge/taughtanswer/add/", {"questions": "²", "question": "x" * 5000}
+                     ).status_code == 200
