@@ -38,12 +38,14 @@ def above_the_fold(page, selector: str) -> bool:
 
 @needs_browser
 def test_the_owner_decides_from_the_top_of_the_page_on_a_desktop_and_on_a_phone(server, worker):
-    from django.contrib.auth.models import User
+    from django.contrib.auth.models import Permission, User
     from playwright.sync_api import sync_playwright
 
     from approvals.models import ContactMessage, PendingApproval
 
     User.objects.create_superuser("owner", password="owner-pass-123")
+    viewer = User.objects.create_user("viewer", password="viewer-pass-123", is_staff=True)
+    viewer.user_permissions.add(Permission.objects.get(codename="view_pendingapproval"))
     with sync_playwright() as pw:
         browser = launch(pw)
         contact_request(browser, server, "Could you pass a message on? I'm Anna, anna@example.com: I'd like "
@@ -51,6 +53,14 @@ def test_the_owner_decides_from_the_top_of_the_page_on_a_desktop_and_on_a_phone(
         contact_request(browser, server, "Please tell Mira that Bram (bram@example.com) wants to talk about "
                                          "a data platform.")
         first, second = off_loop(lambda: list(PendingApproval.objects.order_by("pk")))
+
+        looker = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
+        login(looker, server, "viewer", "viewer-pass-123", then=f"/admin/approvals/pendingapproval/{first.pk}/change/")
+        looker.locator("#decide-at-a-glance").wait_for()  # a viewer reads the request, and cannot decide it
+        assert looker.locator("input[name=_approve], input[name=_reject], input[name=_edit]").count() == 0
+        looker.keyboard.press("a")  # nor by the keys
+        assert off_loop(lambda: PendingApproval.objects.get(pk=first.pk).status) == "pending"
+        looker.context.close()
 
         desktop = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
         login(desktop, server, "owner", "owner-pass-123", then="/admin/")
