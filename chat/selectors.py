@@ -102,8 +102,9 @@ def approval_transcript(approval: PendingApproval) -> list[dict]:
 def question_subject(question: str, owner: str) -> str:
     """What a question is about, without whom: the owner's name (and its possessive) and "the
     owner" taken out. Every question a visitor asks names the owner, and the model puts two
-    questions that share only the name close together ("Where did Mira study?" and "What is
-    Mira's salary?": 0.92 with the name, 0.81 without)."""
+    questions that share only the name close together ("Where did Anna study?" and "What is
+    Anna's salary?"; measured on the sample owner's questions: 0.90-0.94 with the name, 0.80-0.81
+    without)."""
     names = "|".join(re.escape(word) for word in owner.split() if len(word) > 1)
     pattern = r"\b(?:the owner|de eigenaar" + (rf"|(?:{names})(?:['\u2019]s)?" if names else "") + r")\b"
     subject = re.sub(r"\s+([?!.,;:])", r"\1", " ".join(re.sub(pattern, " ", question, flags=re.IGNORECASE).split()))
