@@ -18,6 +18,9 @@ from knowledge.selectors import is_relevant, knowledge_search
 
 QUESTIONS = Path(__file__).resolve().parent / "data" / "retrieval.jsonl"
 OFF_TOPIC = Path(__file__).resolve().parent / "data" / "offtopic.jsonl"
+# Written after any change to the gate was measured on OFF_TOPIC, and reported apart: a gate tuned
+# on the first set shows its real leak here.
+OFF_TOPIC_HOLDOUT = OFF_TOPIC.with_name("offtopic_holdout.jsonl")
 DEPTH = 10
 
 
@@ -87,16 +90,18 @@ def evaluate(embedders: list[Embedder], questions: list[Question]) -> tuple[dict
 def relevance_gate(embedders: list[Embedder], questions: list[Question]) -> dict:
     """How often the agent may answer: the share of answerable questions whose hits include one
     the relevance gate accepts, and the same share for questions the knowledge base cannot answer
-    (lower is better there)."""
-    off_topic = [json.loads(line)["q"] for line in OFF_TOPIC.read_text(encoding="utf-8").splitlines() if line]
+    (lower is better there), on the off-topic set and on its held-out twin."""
 
     def passes(text: str) -> bool:
         return any(is_relevant(hit, embedders[0]) for hit in knowledge_search(text, embedders=embedders))
 
     answerable = sum(passes(q.q) for q in questions)
-    leaked = [text for text in off_topic if passes(text)]
-    return {"answerable": round(answerable / len(questions), 3), "off_topic": round(len(leaked) / len(off_topic), 3),
-            "off_topic_passed": leaked}
+    gate: dict = {"answerable": round(answerable / len(questions), 3)}
+    for key, path in (("off_topic", OFF_TOPIC), ("off_topic_holdout", OFF_TOPIC_HOLDOUT)):
+        off_topic = [json.loads(line)["q"] for line in path.read_text(encoding="utf-8").splitlines() if line]
+        leaked = [text for text in off_topic if passes(text)]
+        gate |= {key: round(len(leaked) / len(off_topic), 3), f"{key}_passed": leaked}
+    return gate
 
 
 def eval_run_record(*, embedders: list[Embedder], metrics: dict, detail: dict, passed: bool,

@@ -47,9 +47,11 @@ class Command(BaseCommand):
                 )
         gate = relevance_gate(embedders, questions)
         metrics["relevance_gate"] = gate
+        leaked = {key: ", ".join(gate[f"{key}_passed"]) or "none" for key in ("off_topic", "off_topic_holdout")}
         self.stdout.write(
             f"relevance gate: {gate['answerable']:.3f} of answerable questions may be answered; "
-            f"{gate['off_topic']:.3f} of off-topic questions would be ({', '.join(gate['off_topic_passed']) or 'none'})"
+            f"{gate['off_topic']:.3f} of off-topic questions would be ({leaked['off_topic']}); "
+            f"held out: {gate['off_topic_holdout']:.3f} ({leaked['off_topic_holdout']})"
         )
         thresholds = {"recall@3": settings.TWIN_EVAL_RECALL3_MIN, "recall@3_nl": settings.TWIN_EVAL_RECALL3_NL_MIN}
         hybrid = metrics["hybrid"]
