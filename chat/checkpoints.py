@@ -20,6 +20,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from chat.layers import close_loop_connections
 from twinsite.db import advisory_locks_close, conninfo
+from twinsite.pool_checks import check_if_idle_async
 
 # When a run's checkpoint is written: once, when the run ends (answered, failed or paused at an
 # interrupt), not after every super-step (LangGraph's default writes ~7 checkpoints and ~50 rows
@@ -89,7 +90,7 @@ async def async_saver() -> PooledSaver:
             # autocommit: a checkpoint must be visible to other processes at once;
             # prepare_threshold=0 keeps it working behind pgbouncer.
             kwargs={"autocommit": True, "row_factory": dict_row, "prepare_threshold": 0},
-            check=AsyncConnectionPool.check_connection,
+            check=check_if_idle_async,  # only a connection that sat unlent a while
             # A checkpoint write takes milliseconds: waiting longer for a connection means Postgres
             # is away, and the visitor should hear so within seconds (30 by default).
             timeout=10,

@@ -14,6 +14,7 @@ from psycopg.conninfo import conninfo_to_dict
 
 from twinsite import pgserver
 from twinsite.env import env_int, env_secret
+from twinsite.pool_checks import check_if_idle
 
 
 def database_from_env() -> dict:
@@ -50,7 +51,9 @@ def database_from_env() -> dict:
     # the 503 of chat.outage, within daphne's 5 s WebSocket handshake.
     # reconnect_timeout: the pool gives up reconnecting (with growing back-off) after 2 s, so once
     # Postgres is back the next request connects at once instead of after the back-off's 30 s+.
+    # check: a connection is checked (an empty query) only when it sat unlent for a couple of
+    # seconds, not at every lending (twinsite.pool_checks).
     pool = {"min_size": 2, "max_size": env_int("TWIN_DB_POOL_SIZE", 20, minimum=2, maximum=500),
-            "timeout": 3.0, "max_idle": 300.0, "reconnect_timeout": 2.0}
+            "timeout": 3.0, "max_idle": 300.0, "reconnect_timeout": 2.0, "check": check_if_idle}
     return database | {"ENGINE": "django.db.backends.postgresql", "CONN_HEALTH_CHECKS": True, "CONN_MAX_AGE": 0,
                        "OPTIONS": {"application_name": "twinsite", "pool": pool} | params}
