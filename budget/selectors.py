@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import time
 import uuid
 from decimal import Decimal
 
@@ -35,6 +36,36 @@ def budget_exhausted() -> bool:
     except DatabaseError:
         log.exception("budget meter unreadable; failing closed")
         return True
+
+
+# The guard's early check, per process: (monotonic time read, budget day, exhausted).
+_early: tuple[float, dt.date, bool] | None = None
+
+
+def budget_exhausted_early() -> bool:
+    """``budget_exhausted()`` for the guard's early check, as read at most
+    ``TWIN_BUDGET_CHECK_SECONDS`` ago on the same budget day; per process only.
+
+    The early check only spares a turn the screen and the prompt when the day is used up; the
+    decision to call a model is ``services.budget_reserve``, under the meter's row lock. So a turn
+    let through by a reading a second old is refused there when the budget ran out meanwhile
+    (the same words to the visitor, and an incident). A refusal for the daily limit in this
+    process (``early_exhausted``) ends the cached reading at once; so does a new budget day."""
+    global _early  # noqa: PLW0603 (one reading per process)
+    now, day = time.monotonic(), budget_day()
+    cached = _early
+    if cached is not None and cached[1] == day and now - cached[0] < settings.TWIN_BUDGET_CHECK_SECONDS:
+        return cached[2]
+    exhausted = budget_exhausted()
+    _early = (now, day, exhausted)
+    return exhausted
+
+
+def early_exhausted() -> None:
+    """This process found the day's budget used up: the early check says so from now on (until
+    the reading is ``TWIN_BUDGET_CHECK_SECONDS`` old, then it reads the meter again)."""
+    global _early  # noqa: PLW0603
+    _early = (time.monotonic(), budget_day(), True)
 
 
 def budget_today() -> dict:

@@ -22,7 +22,7 @@ from django.db.models import Case, F, Sum, When
 from django.utils import timezone
 
 from budget.models import BudgetDay, LedgerEntry
-from budget.selectors import budget_day
+from budget.selectors import budget_day, early_exhausted
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +64,7 @@ def budget_reserve(*, amount_usd: Decimal, conversation_id: uuid.UUID | str | No
             committed = meter.spent_usd + meter.reserved_usd + amount_usd
             if committed > ceiling:
                 meter.save()
+                early_exhausted()
                 raise BudgetRefused("daily_limit")
             today = LedgerEntry.objects.filter(day=meter.day)
             if committed > ceiling * (1 - Decimal(str(settings.TWIN_BUDGET_RESERVE))):

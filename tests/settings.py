@@ -12,3 +12,7 @@ from twinsite.settings import *  # noqa: F403
 # never announces them (knowledge.watch): read the knowledge version per call there. The servers
 # the tests start (environment, not these settings) listen as in production.
 TWIN_KNOWLEDGE_WATCH = False
+
+# Tests change the budget between turns within a second: the guard's early check reads the meter
+# every turn in-process (the servers the tests start keep the product's 1 s).
+TWIN_BUDGET_CHECK_SECONDS = 0.0

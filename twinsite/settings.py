@@ -367,6 +367,9 @@ TWIN_BUDGET_RESERVE = env_float("TWIN_BUDGET_RESERVE", 0.30, minimum=0.0)
 TWIN_BUDGET_RESERVE_IP_SHARE = env_float("TWIN_BUDGET_RESERVE_IP_SHARE", 0.05, minimum=0.001)
 if TWIN_BUDGET_RESERVE >= 1:
     raise ImproperlyConfigured("TWIN_BUDGET_RESERVE must be below 1 (a share of the day's budget)")
+# The guard's early "is today's budget used up?" is read at most this often per process (0: every
+# turn); the reservation, under the meter's row lock, still decides every model call.
+TWIN_BUDGET_CHECK_SECONDS = env_float("TWIN_BUDGET_CHECK_SECONDS", 1.0, minimum=0.0)
 TWIN_BUDGET_RESERVATION_TTL = env_duration("TWIN_BUDGET_RESERVATION_TTL", "10m", minimum=60)
 
 # Limits per visitor (client IP), shared by every process through Postgres

@@ -211,3 +211,30 @@ def test_budget_admin_shows_days_and_a_chart_and_nobody_edits_the_ledger(admin_c
     assert 'name="_save"' not in ledger
     assert admin_client.post(f"/admin/budget/ledgerentry/{entry.pk}/delete/", {"post": "yes"}).status_code == 403
     assert LedgerEntry.objects.filter(pk=entry.pk).exists()
+
+
+def test_the_early_check_reuses_a_fresh_reading_per_process_until_a_refusal_or_a_new_day(
+        settings, monkeypatch, django_assert_num_queries):
+    settings.TWIN_DAILY_BUDGET_USD = Decimal("0.50")
+    settings.TWIN_BUDGET_CHECK_SECONDS = 60.0
+    monkeypatch.setattr(selectors, "_early", None)
+    assert not selectors.budget_exhausted_early()
+    budget_charge(amount_usd=Decimal("0.50"))
+    with django_assert_num_queries(0):
+        assert not selectors.budget_exhausted_early()  # the reading of a moment ago
+    with pytest.raises(BudgetRefused):
+        budget_reserve(amount_usd=Decimal("0.01"))  # the reservation decides, under the row lock
+    with django_assert_num_queries(0):
+        assert selectors.budget_exhausted_early()  # and this process' early check knows it now
+
+    # a new budget day is read afresh
+    tomorrow = budget_day() + dt.timedelta(days=1)
+    monkeypatch.setattr(selectors, "budget_day", lambda now=None: tomorrow)
+    with django_assert_num_queries(1):
+        assert not selectors.budget_exhausted_early()
+
+    # with 0 s every call reads the meter
+    monkeypatch.setattr(selectors, "budget_day", budget_day)
+    settings.TWIN_BUDGET_CHECK_SECONDS = 0.0
+    with django_assert_num_queries(1):
+        assert selectors.budget_exhausted_early()

@@ -27,7 +27,7 @@ async def guard_input(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
     turn_start = len(messages) - 1
     question = str(messages[turn_start].get("content") or "") if messages else ""
     reset = turn_reset(turn_start=turn_start, question=question)
-    if await database_sync_to_async(budget_selectors.budget_exhausted)():
+    if await database_sync_to_async(budget_selectors.budget_exhausted_early)():
         return reset | {"guard": {"guard": "budget", "rule": "daily_limit"}}
     ctx = runtime.context
     typed = ctx.raw_question or question
