@@ -25,7 +25,7 @@ from chat.models import (
     TurnLog,
     UnansweredQuestion,
 )
-from chat.selectors import group_questions, why_context
+from chat.selectors import open_question_groups, why_context
 from guards.scrub import scrub_text
 from twinsite.admin_base import ReadOnlyAdmin, id_list, why_link
 
@@ -230,7 +230,7 @@ class PromptSnapshotAdmin(ReadOnlyAdmin):
 class FeedbackAdmin(ReadOnlyAdmin):
     list_display = ("created_at", "rating", "message", "comment")
     list_filter = ("rating",)
-    list_select_related = ("message",)
+    list_select_related = ("message__turn__user_message",)  # the teach column's question, no query a row
 
     def get_list_display(self, request):
         return (*self.list_display, "teach") if can_teach_answers(request) else self.list_display
@@ -240,14 +240,23 @@ class FeedbackAdmin(ReadOnlyAdmin):
         """An answer rated "not helpful": the owner may write the better one, for the question asked."""
         if obj.rating >= 0:
             return ""
-        question = (Message.objects.filter(conversation_id=obj.message.conversation_id, role="user",
-                                           created_at__lte=obj.message.created_at)
-                    .order_by("-created_at").values_list("content", flat=True).first())
+        question = _asked_before(obj.message)
         if not question:
             return ""
         # the visitor's words become a public title once taught: masked like every stored question
         url = reverse("admin:knowledge_taughtanswer_add") + "?" + urlencode({"question": scrub_text(question)[:300]})
         return format_html('<a class="teach" href="{}">{}</a>', url, _("Teach the answer"))
+
+
+def _asked_before(answer: Message) -> str | None:
+    """The visitor's question an answer replied to: its turn's (select_related by the list), else
+    the conversation's last visitor message before it (an answer recorded without a turn)."""
+    turn = getattr(answer, "turn", None)
+    if turn is not None and turn.user_message is not None:
+        return turn.user_message.content
+    return (Message.objects.filter(conversation_id=answer.conversation_id, role="user",
+                                   created_at__lte=answer.created_at)
+            .order_by("-created_at").values_list("content", flat=True).first())
 
 
 class HandledFilter(admin.SimpleListFilter):
@@ -290,9 +299,7 @@ class UnansweredQuestionAdmin(ReadOnlyAdmin):
 
     def changelist_view(self, request, extra_context=None):
         # only what is still open: a taught or dismissed question has been dealt with
-        rows = list(UnansweredQuestion.objects.filter(embedding__isnull=False, handled_at__isnull=True)
-                    .order_by("-created_at").values("id", "question", "embedding", "created_at")[:1000])
-        groups = group_questions(rows)[:30]
+        groups = open_question_groups()[:30]
         can_teach = can_teach_answers(request)
         for group in groups:
             group["teach_url"] = reverse("admin:knowledge_taughtanswer_add") + "?" + urlencode({

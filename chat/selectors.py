@@ -11,7 +11,7 @@ import numpy as np
 from django.db.models import Case, IntegerField, OuterRef, Subquery, Value, When
 
 from approvals.selectors import approval_states
-from chat.models import AgentTrace, Message
+from chat.models import AgentTrace, Message, UnansweredQuestion
 from chat.texts import text as say
 from knowledge.embedders import embed_query_futures, get_embedders
 from knowledge.models import Document
@@ -147,3 +147,16 @@ def group_questions(rows: list[dict], threshold: float = GROUP_THRESHOLD) -> lis
             groups.append({"question": row["question"], "count": 1, "last_seen": row["created_at"],
                            "examples": [], "ids": [row.get("id")]})
     return sorted(groups, key=lambda g: (-g["count"], -g["last_seen"].timestamp()))
+
+
+# The open questions grouped: at most this many of the newest, so a flood of declined questions
+# cannot make the admin's pages slow (grouping is quadratic in the number of groups).
+OPEN_QUESTIONS_GROUPED = 1000
+
+
+def open_question_groups() -> list[dict]:
+    """The open unanswered questions (neither taught nor put aside), similar ones grouped, the
+    largest groups first: the admin's list and the dashboard show the same groups."""
+    rows = list(UnansweredQuestion.objects.filter(embedding__isnull=False, handled_at__isnull=True)
+                .order_by("-created_at").values("id", "question", "embedding", "created_at")[:OPEN_QUESTIONS_GROUPED])
+    return group_questions(rows)

@@ -17,8 +17,8 @@ from django.utils.http import urlencode
 from approvals.models import PendingApproval
 from budget.selectors import budget_today
 from chat.agent.state import Outcome
-from chat.models import TurnLog, UnansweredQuestion
-from chat.selectors import group_questions
+from chat.models import TurnLog
+from chat.selectors import open_question_groups
 
 CHART_DAYS = 7
 # A bar for any day with turns: a day of 2 turns beside a day of 400 still shows, with its number.
@@ -67,8 +67,6 @@ def dashboard(user) -> dict:
             "count": PendingApproval.objects.filter(status=PendingApproval.Status.PENDING).count(),
             "url": reverse("admin:approvals_pendingapproval_changelist") + "?status__exact=pending"}
     if user.has_perm("chat.view_unansweredquestion"):
-        rows = list(UnansweredQuestion.objects.filter(embedding__isnull=False, handled_at__isnull=True)
-                    .order_by("-created_at").values("id", "question", "embedding", "created_at")[:500])
-        out["unanswered"] = {"groups": group_questions(rows)[:5],
+        out["unanswered"] = {"groups": open_question_groups()[:5],
                              "url": reverse("admin:chat_unansweredquestion_changelist")}
     return out

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import admin, messages
-from django.db.models import Count
+from django.db.models import CharField, Count, Exists, OuterRef, Value
+from django.db.models.functions import Cast, Concat
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -19,7 +20,7 @@ from knowledge.embedders import get_embedders
 from knowledge.language import detect_language
 from knowledge.models import Document, KnowledgeChunk, TaughtAnswer
 from knowledge.selectors import is_relevant, knowledge_search, public_url
-from knowledge.services import SyncBusy, knowledge_teach, knowledge_unteach, taught_path
+from knowledge.services import TAUGHT, SyncBusy, knowledge_teach, knowledge_unteach, taught_path
 from knowledge.tasks import knowledge_sync_task
 from ops.models import Job
 from ops.services import JobBusy, job_start
@@ -176,7 +177,9 @@ class TaughtAnswerAdmin(admin.ModelAdmin):
         return self.fields if obj is not None else ("question", "lang", "answer", "questions")
 
     def get_queryset(self, request):
-        return super().get_queryset(request).annotate(_asked=Count("questions"))
+        # whether its document exists, for every row in the one query (taught_path in SQL)
+        page = Document.objects.filter(path=Concat(Value(TAUGHT), Cast(OuterRef("pk"), CharField()), Value(".md")))
+        return super().get_queryset(request).annotate(_asked=Count("questions"), _has_page=Exists(page))
 
     @admin.display(description=_("asked"), ordering="_asked")
     def asked(self, obj: TaughtAnswer) -> int:
@@ -184,7 +187,10 @@ class TaughtAnswerAdmin(admin.ModelAdmin):
 
     @admin.display(description=_("source page"))
     def source(self, obj: TaughtAnswer) -> str:
-        if not obj.pk or not Document.objects.filter(path=taught_path(obj.pk)).exists():
+        has_page = getattr(obj, "_has_page", None)
+        if has_page is None:  # not from the list's query
+            has_page = bool(obj.pk) and Document.objects.filter(path=taught_path(obj.pk)).exists()
+        if not has_page:
             return "-"
         return format_html('<a href="{0}" target="_blank" rel="noopener">{0}</a>',
                            public_url(taught_path(obj.pk), ""))

@@ -193,6 +193,41 @@ def test_a_not_helpful_rating_offers_to_teach_the_answer_to_its_question(kb):
     assert "Teach the answer" not in owner_client("view_feedback").get("/admin/chat/feedback/").content.decode()
 
 
+def test_the_feedback_and_taught_answer_lists_take_no_query_a_row(kb, embedders):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from chat.models import Feedback, Message, TurnLog
+
+    def rated(n: int) -> None:
+        for i in range(n):
+            conversation = Conversation.objects.create()
+            question = Message.objects.create(conversation=conversation, role="user", content=f"Question {i} of {n}?")
+            answer = Message.objects.create(conversation=conversation, role="assistant", content="I can't find that.")
+            TurnLog.objects.create(conversation=conversation, user_message=question, assistant_message=answer,
+                                   outcome="declined", provider="offline", model="offline", latency_ms=5)
+            Feedback.objects.create(message=answer, rating=-1)
+            taught = TaughtAnswer.objects.create(question=f"Taught question number {i} of {n}?",
+                                                 answer="An answer.", lang="en", created_by="owner")
+            knowledge_teach(answer=taught, embedders=embedders)
+
+    owner = owner_client("view_feedback", "add_taughtanswer")
+
+    def queries(path: str) -> int:
+        with CaptureQueriesContext(connection) as seen:
+            assert owner.get(path).status_code == 200
+        return len(seen)
+
+    rated(2)
+    few = {path: queries(path) for path in ("/admin/chat/feedback/", "/admin/knowledge/taughtanswer/")}
+    rated(3)
+    assert {path: queries(path) for path in few} == few
+    listing = owner.get("/admin/chat/feedback/").content.decode()
+    assert listing.count("Teach the answer") == 5 and "question=Question+2+of+3%3F" in listing
+    pages = owner.get("/admin/knowledge/taughtanswer/").content.decode()
+    assert pages.count('href="/sources/taught-') == 5
+
+
 def test_the_admin_index_shows_today_at_a_glance_as_far_as_the_user_may_see(kb, embedders, settings):
     from decimal import Decimal
 
@@ -218,9 +253,12 @@ def test_the_admin_index_shows_today_at_a_glance_as_far_as_the_user_may_see(kb, 
     assert d["chart"][-1]["count"] == 4 and d["chart"][-1]["percent"] == 100
     assert all(bar["percent"] == 0 for bar in d["chart"][:-1])
 
+    assert 'id="pending-approvals"' in body and "No contact requests are waiting" in body
+
     viewer = owner_client()  # unanswered questions only
-    seen = viewer.get("/admin/").context["d"]
-    assert "unanswered" in seen and not {"turns", "spend", "pending"} & set(seen)
+    seen = viewer.get("/admin/")
+    assert "unanswered" in seen.context["d"] and not {"turns", "spend", "pending"} & set(seen.context["d"])
+    assert 'id="pending-approvals"' not in seen.content.decode()  # nor the banner of the requests
 
     # the budget chart: a day of a cent beside a ceiling of $5 still has a bar to see
     import datetime as dt
