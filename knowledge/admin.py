@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import admin, messages
-from django.db.models import CharField, Count, Exists, OuterRef, Value
-from django.db.models.functions import Cast, Concat
+from django.db.models import Count, Exists, OuterRef
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -20,7 +19,7 @@ from knowledge.embedders import get_embedders
 from knowledge.language import detect_language
 from knowledge.models import Document, KnowledgeChunk, TaughtAnswer
 from knowledge.selectors import is_relevant, knowledge_search, public_url
-from knowledge.services import TAUGHT, SyncBusy, knowledge_teach, knowledge_unteach, taught_path
+from knowledge.services import SyncBusy, knowledge_teach, knowledge_unteach, taught_path, taught_path_sql
 from knowledge.tasks import knowledge_sync_task
 from ops.models import Job
 from ops.services import JobBusy, job_start
@@ -177,8 +176,8 @@ class TaughtAnswerAdmin(admin.ModelAdmin):
         return self.fields if obj is not None else ("question", "lang", "answer", "questions")
 
     def get_queryset(self, request):
-        # whether its document exists, for every row in the one query (taught_path in SQL)
-        page = Document.objects.filter(path=Concat(Value(TAUGHT), Cast(OuterRef("pk"), CharField()), Value(".md")))
+        # whether its document exists, for every row in the one query (the change form's object too)
+        page = Document.objects.filter(path=taught_path_sql(OuterRef("pk")))
         return super().get_queryset(request).annotate(_asked=Count("questions"), _has_page=Exists(page))
 
     @admin.display(description=_("asked"), ordering="_asked")
@@ -187,10 +186,7 @@ class TaughtAnswerAdmin(admin.ModelAdmin):
 
     @admin.display(description=_("source page"))
     def source(self, obj: TaughtAnswer) -> str:
-        has_page = getattr(obj, "_has_page", None)
-        if has_page is None:  # not from the list's query
-            has_page = bool(obj.pk) and Document.objects.filter(path=taught_path(obj.pk)).exists()
-        if not has_page:
+        if not getattr(obj, "_has_page", False):
             return "-"
         return format_html('<a href="{0}" target="_blank" rel="noopener">{0}</a>',
                            public_url(taught_path(obj.pk), ""))

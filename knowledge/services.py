@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.db import connection, transaction
+from django.db.models import CharField, Expression, Value
+from django.db.models.functions import Cast, Concat
 from django.utils import timezone
 
 from knowledge.content import Chunk, ContentError, SourceDocument, chunk_markdown, read_folder, sha256
@@ -152,6 +154,11 @@ TAUGHT = "taught/"
 
 def taught_path(pk: int) -> str:
     return f"{TAUGHT}{pk}.md"
+
+
+def taught_path_sql(pk: Expression) -> Concat:
+    """``taught_path`` as a database expression, for a query over many answers at once."""
+    return Concat(Value(TAUGHT), Cast(pk, CharField()), Value(".md"))
 
 
 def taught_source(answer: TaughtAnswer) -> SourceDocument:

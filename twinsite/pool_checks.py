@@ -1,11 +1,10 @@
 """Connection-pool health checks only for connections that sat unused a while.
 
 A pool's ``check`` callback runs an empty query on every connection it lends: one round trip,
-and one transaction in Postgres' count, each time. Under load that was six of a turn's 24
-transactions and ~6 ms of its CPU (BENCHMARKS.md, issue 21), spent on connections that had
-answered a query milliseconds before. These callbacks check a connection only when it was last
-lent more than ``IDLE_CHECK_AFTER`` seconds ago (or never): under load no check, after a quiet
-spell the same check as before.
+and one transaction in Postgres' count, each time: 10.6 of a turn's 24 transactions (both pools;
+BENCHMARKS.md, issue 21), spent on connections that had answered a query milliseconds before.
+These callbacks check a connection only when it was last lent more than ``IDLE_CHECK_AFTER``
+seconds ago (or never): under load no check, after a quiet spell the same check as before.
 
 What that gives up: a connection lent within the last ``IDLE_CHECK_AFTER`` seconds before
 Postgres restarts (or a proxy cuts it) is not checked at its next lending, so that one request
@@ -39,20 +38,13 @@ def _due(conn) -> bool:
 
 
 def check_if_idle(conn) -> None:
-    """``check`` for a ``psycopg_pool.ConnectionPool`` (Django's pool)."""
+    """``check`` for a ``psycopg_pool.ConnectionPool`` (Django's pool). A connection that fails
+    it is dropped by the pool, and its entry here goes with it (weak keys)."""
     if _due(conn):
-        try:
-            ConnectionPool.check_connection(conn)
-        except Exception:
-            _lent_at.pop(conn, None)
-            raise
+        ConnectionPool.check_connection(conn)
 
 
 async def check_if_idle_async(conn) -> None:
     """``check`` for a ``psycopg_pool.AsyncConnectionPool`` (the checkpointer's)."""
     if _due(conn):
-        try:
-            await AsyncConnectionPool.check_connection(conn)
-        except Exception:
-            _lent_at.pop(conn, None)
-            raise
+        await AsyncConnectionPool.check_connection(conn)
