@@ -11,16 +11,11 @@ import pytest
 from django.db import connection
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
+from tests.backends import terminate
 from twinsite import pool_checks
 from twinsite.db import conninfo
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def _kill(pid: int) -> None:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_terminate_backend(%s)", [pid])
-    time.sleep(0.2)  # the backend is gone before the pool lends the connection again
 
 
 def _pid(pool: ConnectionPool) -> int:
@@ -35,7 +30,7 @@ def test_the_django_database_pool_uses_the_idle_check():
 def test_a_connection_lent_just_before_is_not_checked_one_idle_longer_is(monkeypatch):
     with ConnectionPool(conninfo(), min_size=1, max_size=1, check=pool_checks.check_if_idle, open=True) as pool:
         first = _pid(pool)
-        _kill(first)
+        terminate(first)
         # lent again at once: no check, so the dead connection reaches the caller, and the pool
         # drops it when it comes back
         with pytest.raises(psycopg.OperationalError), pool.connection() as conn:
@@ -44,7 +39,7 @@ def test_a_connection_lent_just_before_is_not_checked_one_idle_longer_is(monkeyp
         assert second != first
 
         monkeypatch.setattr(pool_checks, "IDLE_CHECK_AFTER", 0.05)
-        _kill(second)
+        terminate(second)
         time.sleep(0.1)
         # unlent longer than IDLE_CHECK_AFTER: checked, found dead, replaced before it is lent
         assert _pid(pool) not in (first, second)
@@ -58,7 +53,7 @@ def test_the_checkpointer_pool_check_catches_a_dead_connection_after_a_quiet_spe
                                        check=pool_checks.check_if_idle_async) as pool:
             async with pool.connection() as conn:
                 before = (await (await conn.execute("SELECT pg_backend_pid()")).fetchone())[0]
-            await asyncio.to_thread(_kill, before)
+            await asyncio.to_thread(terminate, before)
             await asyncio.sleep(0.1)
             async with pool.connection() as conn:
                 after = (await (await conn.execute("SELECT pg_backend_pid()")).fetchone())[0]

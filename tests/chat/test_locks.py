@@ -11,6 +11,7 @@ import psycopg
 import pytest
 
 from chat.locks import ConversationBusy, conversation_lock, conversation_running, lock_key
+from tests.backends import terminate, wait_for_exit
 from twinsite.db import advisory_locks, conninfo
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("checkpoint_pool")]
@@ -73,6 +74,9 @@ async def test_a_conversation_another_process_runs_is_busy():
         with pytest.raises(ConversationBusy):
             async with conversation_lock(conversation_id):
                 pass
+        pid = other.info.backend_pid
+    # closing a connection does not wait for its backend to exit (the exit lets go of the lock)
+    await asyncio.to_thread(wait_for_exit, pid)
     async with conversation_lock(conversation_id):  # that process is gone: its lock with it
         pass
 
@@ -82,9 +86,7 @@ async def test_a_killed_lock_connection_is_reopened_with_the_running_turns_locks
     async with conversation_lock(running):
         locks = advisory_locks()
         pid = locks.conn.info.backend_pid
-        with psycopg.connect(conninfo(), autocommit=True) as admin:
-            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
-        await asyncio.sleep(0.2)
+        await asyncio.to_thread(terminate, pid)
         # the next turn reopens the connection and takes the running turn's key again
         async with conversation_lock(later):
             assert locks.conn.info.backend_pid != pid
@@ -100,9 +102,7 @@ async def test_a_turn_ending_on_a_dead_connection_lets_the_others_take_their_loc
     locks = advisory_locks()
     assert await locks.try_lock(lock_key(ending)) and await locks.try_lock(lock_key(running))
     dead = locks.conn.info.backend_pid
-    with psycopg.connect(conninfo(), autocommit=True) as admin:
-        admin.execute("SELECT pg_terminate_backend(%s)", (dead,))
-    await asyncio.sleep(0.2)
+    await asyncio.to_thread(terminate, dead)
     await locks.unlock(lock_key(ending))  # fails on the dead connection: dropped, reopened at once
     # no new turn needed; waited for without probing the key (a probe taking it while the new
     # connection re-takes it would be "another process" stealing it)
