@@ -239,29 +239,37 @@ def knowledge_search(query: str, *, top_k: int | None = None, mode: Mode = "hybr
     """Rank chunks for ``query``: each model's pgvector cosine ranking and Postgres full text,
     fused by weighted reciprocal-rank fusion. Vectors are only compared within one model.
 
-    ``query_vectors`` (model name -> vector) lets async callers embed off the event loop.
+    ``query_vectors`` (model name -> vector) lets async callers embed off the event loop; the
+    vectors still missing are computed first, so no transaction stays open while a model runs.
+    Every query of one search reads one snapshot in one transaction: a sync committing meanwhile
+    cannot give a ranking from before it and chunk rows from after, and the search costs
+    Postgres one transaction instead of one for each statement.
     """
     embedders = embedders or get_embedders()
     primary = embedders[0]
     query_vectors = dict(query_vectors or {})
+    for embedder in embedders if mode in ("hybrid", "dense") else [primary]:
+        if embedder.name not in query_vectors:
+            query_vectors[embedder.name] = embedder.query(query)
     top_k = min(top_k or settings.TWIN_SEARCH_TOP_K, 50)
     candidates = max(settings.TWIN_SEARCH_CANDIDATES, top_k)
-    rankings = _dense_rankings(query, mode, embedders, query_vectors, candidates)
-    fulltext: FulltextRanking = []
-    headings: Ranking = []
-    if mode in ("hybrid", "fulltext"):
-        terms, words = _terms(query)
-        fulltext = _fulltext(terms, words, primary, candidates)
-        rankings.append((settings.TWIN_FULLTEXT_WEIGHT if mode == "hybrid" else 1.0,
-                         [(key, score) for key, score, _ in fulltext]))
-        if mode == "hybrid":
-            headings = _headings(query, terms, primary, candidates)
-            rankings.append((HEADING_WEIGHT, headings))
-    fused, agreement = _fuse(rankings)
-    order = sorted(fused, key=lambda key: (-fused[key], key))[:top_k]
-    if not order:
-        return []
-    by_key = _primary_chunks(query, order, primary, query_vectors)
+    with transaction.atomic():
+        rankings = _dense_rankings(mode, embedders, query_vectors, candidates)
+        fulltext: FulltextRanking = []
+        headings: Ranking = []
+        if mode in ("hybrid", "fulltext"):
+            terms, words = _terms(query)
+            fulltext = _fulltext(terms, words, primary, candidates)
+            rankings.append((settings.TWIN_FULLTEXT_WEIGHT if mode == "hybrid" else 1.0,
+                             [(key, score) for key, score, _ in fulltext]))
+            if mode == "hybrid":
+                headings = _headings(query, terms, primary, candidates)
+                rankings.append((HEADING_WEIGHT, headings))
+        fused, agreement = _fuse(rankings)
+        order = sorted(fused, key=lambda key: (-fused[key], key))[:top_k]
+        if not order:
+            return []
+        by_key = _primary_chunks(order, primary, query_vectors[primary.name])
     primary_ranking = rankings[0][1] if mode != "fulltext" else []
     return _hits(order, by_key, fused=fused, agreement=agreement, primary_ranking=primary_ranking,
                  fulltext=fulltext, headings=headings, language=detect_language(query))
@@ -291,19 +299,16 @@ def _hits(order: list[Key], by_key: dict[Key, KnowledgeChunk], *, fused: dict[Ke
     return hits
 
 
-def _dense_rankings(query: str, mode: Mode, embedders: list[Embedder], query_vectors: dict[str, object],
+def _dense_rankings(mode: Mode, embedders: list[Embedder], query_vectors: dict[str, object],
                     candidates: int) -> list[tuple[float, Ranking]]:
-    """Each model's cosine ranking, weight 1 (none in full-text mode). Fills ``query_vectors``
-    with the vectors it had to compute, so the primary model's is reused for the hits' scores."""
+    """Each model's cosine ranking, weight 1 (none in full-text mode). Runs inside the search's
+    transaction (``SET LOCAL`` lasts until its end)."""
     rankings: list[tuple[float, Ranking]] = []
     if mode in ("hybrid", "dense"):
-        for embedder in embedders:
-            if embedder.name not in query_vectors:
-                query_vectors[embedder.name] = embedder.query(query)
-        with transaction.atomic(), connection.cursor() as cursor:
+        with connection.cursor() as cursor:
             cursor.execute(f"SET LOCAL hnsw.ef_search = {HNSW_EF_SEARCH:d}")
-            for embedder in embedders:
-                rankings.append((1.0, _dense(query_vectors[embedder.name], embedder, candidates)))
+        for embedder in embedders:
+            rankings.append((1.0, _dense(query_vectors[embedder.name], embedder, candidates)))
     return rankings
 
 
@@ -327,20 +332,16 @@ def _fuse(rankings: list[tuple[float, Ranking]]) -> tuple[dict[Key, float], dict
     return fused, agreement
 
 
-def _primary_chunks(query: str, order: list[Key], primary: Embedder,
-                    query_vectors: dict[str, object]) -> dict[Key, KnowledgeChunk]:
+def _primary_chunks(order: list[Key], primary: Embedder, query_vector) -> dict[Key, KnowledgeChunk]:
     """One row per chunk: the primary model's, with its cosine distance to the question for
     every hit (relevance is judged on the primary model's scale, whichever ranking found it)."""
     rows = (
         KnowledgeChunk.objects.filter(embed_model=primary.name, content_hash__in={h for _, h in order})
         .only("id", "document_id", "content_hash", "heading_path", "text",
               "document__title", "document__url", "document__kind", "document__path", "document__lang")
+        .annotate(distance=CosineDistance(Cast("embedding", VectorField(dimensions=primary.dimensions)), query_vector))
+        .select_related("document")
     )
-    if primary.name not in query_vectors:
-        query_vectors[primary.name] = primary.query(query)
-    rows = rows.annotate(distance=CosineDistance(
-        Cast("embedding", VectorField(dimensions=primary.dimensions)), query_vectors[primary.name]
-    )).select_related("document")
     return {(row.document_id, row.content_hash): row for row in rows}
 
 

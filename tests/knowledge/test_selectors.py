@@ -123,6 +123,33 @@ def test_search_uses_the_hnsw_index(kb, embedders):
     assert f"chunk_hnsw_{primary.dimensions}" in plan
 
 
+def test_a_search_reads_one_snapshot_in_one_transaction_and_embeds_before_it(kb, embedders):
+    # every statement inside the one block the search opens (here a savepoint: the test runs in
+    # a transaction of its own), and no model runs while that block is open
+    outside = list(connection.savepoint_ids)
+    blocks: list[tuple] = []
+
+    def record(execute, sql, params, many, context):
+        if not sql.startswith(("SAVEPOINT", "RELEASE SAVEPOINT")):  # the block's own edges
+            blocks.append(tuple(connection.savepoint_ids))
+        return execute(sql, params, many, context)
+
+    embedded_in: list[tuple] = []
+    model = type(embedders[0])  # the tests' caching wrapper, around every model
+    original = model.query
+
+    def query(self, text):
+        embedded_in.append(tuple(connection.savepoint_ids))
+        return original(self, text)
+
+    with connection.execute_wrapper(record), pytest.MonkeyPatch.context() as patch:
+        patch.setattr(model, "query", query)
+        hits = knowledge_search("Which PostgreSQL job queue did she write?")
+    assert hits and len(blocks) >= 4  # the rankings, the words' statistics, the chunk rows
+    assert len(set(blocks)) == 1 and len(blocks[0]) == len(outside) + 1
+    assert embedded_in == [tuple(outside)] * len(embedders)
+
+
 def test_prefix_is_bounded_keeps_the_profile_and_the_most_retrieved_and_names_the_rest(kb, settings):
     from knowledge.prefix import bound_tokens as approx_tokens
     from knowledge.prefix import build_prefix
