@@ -186,13 +186,19 @@ async def _stream(conversation_id: uuid.UUID | str, graph_input: dict | Command 
     try:
         graph = await compiled_graph()
         async with hung:
+            final = None
+            # "values" gives the state after each step: the last one is what the checkpoint holds,
+            # so the state is not read back from Postgres (a transaction and a deserialisation of
+            # the whole conversation a turn)
             async for mode, chunk in graph.astream(graph_input, config, context=context, durability=DURABILITY,
-                                                   stream_mode=["custom", "updates"]):
+                                                   stream_mode=["custom", "updates", "values"]):
                 if mode == "custom":
                     await send(chunk)
+                elif mode == "values":  # at a pause it also carries the interrupts: they come below
+                    final = {key: value for key, value in chunk.items() if key != "__interrupt__"}
                 elif mode == "updates" and "__interrupt__" in chunk:
                     run.interrupts.extend(chunk["__interrupt__"])
-            run.state = (await graph.aget_state(config)).values
+            run.state = final if final is not None else (await graph.aget_state(config)).values
     except Exception as exc:
         run.crashed = True
         if isinstance(exc, TimeoutError) and hung.expired():

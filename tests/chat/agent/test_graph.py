@@ -72,6 +72,28 @@ async def test_text_answer_with_citation_is_recorded_with_tokens_cost_and_trace(
                         ("assistant", "She works at Lumora Health. [source: Curriculum Vitae]")]
 
 
+async def test_a_turn_reads_its_checkpoint_once_and_reports_the_state_it_wrote(monkeypatch):
+    from chat.checkpoints import PooledSaver
+    from chat.turns import compiled_graph
+
+    reads = 0
+    original = PooledSaver.aget_tuple
+
+    async def counted(self, config):
+        nonlocal reads
+        reads += 1
+        return await original(self, config)
+
+    monkeypatch.setattr(PooledSaver, "aget_tuple", counted)
+    provider = ScriptedProvider([Step(text="She works at Lumora Health. [source: Curriculum Vitae]")])
+    result, events, conversation = await ask("Where does she work?", provider)
+    assert reads == 1  # the start of the run; the end state comes from the run's own stream
+    monkeypatch.setattr(PooledSaver, "aget_tuple", original)
+    saved = (await (await compiled_graph()).aget_state({"configurable": {"thread_id": str(conversation.pk)}})).values
+    assert (saved["outcome"], saved["answer"], saved["citations"]) == (result.outcome, result.answer, result.citations)
+    assert events[-1]["answer"] == saved["answer"]
+
+
 async def test_tool_round_feeds_results_back_to_the_model():
     provider = ScriptedProvider([
         Step(tool_calls=[("search_knowledge", {"query": "bookkeeping library stars"})]),
