@@ -62,6 +62,12 @@ def _orphans(conversation_id: uuid.UUID | str | None = None):
     return query.order_by("created_at", "pk")
 
 
+def has_open_turns(conversation_id: uuid.UUID | str) -> bool:
+    """Whether a question of this conversation has no turn record (its process died, or its
+    turn is still running)."""
+    return _orphans(conversation_id).exists()
+
+
 def turns_sweep(*, conversation_id: uuid.UUID | str | None = None, lock_held: bool = False) -> dict[str, int]:
     """Record the turns whose process died (all conversations, or one). ``lock_held``: the
     caller holds the conversation's turn lock (``turn_run``). Safe from several processes."""

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from channels.layers import get_channel_layer
 from django.conf import settings
+from django.db import transaction
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
@@ -32,7 +33,7 @@ from chat.models import Message
 from chat.providers import get_provider
 from chat.providers.base import Provider
 from chat.records import turn_logged, turn_record
-from chat.recovery import turns_sweep
+from chat.recovery import has_open_turns, turns_sweep
 from chat.services import TurnRejected, conversation_group, ip_hash, message_create_user
 from chat.texts import text as say
 from guards.rules import contains_sensitive, mask_sensitive
@@ -121,10 +122,7 @@ async def turn_run(*, conversation_id: uuid.UUID | str, text: str, emit: Emit,
             masked = mask_sensitive(text)
             if contains_sensitive(masked):  # a form the masker missed: keep nothing of it
                 masked = "[redacted message]"
-            # A turn whose process died is closed first, so this one starts on an agreeing checkpoint.
-            await database_sync_to_async(turns_sweep)(conversation_id=conversation_id, lock_held=True)
-            user_message = await database_sync_to_async(message_create_user)(
-                conversation_id=conversation_id, text=masked, lang=lang)
+            user_message = await database_sync_to_async(_question_recorded)(conversation_id, masked, lang)
             graph_input = {"messages": [{"role": "user", "content": masked}], "user_message_id": user_message.pk}
             return await run_recorded(conversation_id, graph_input, emit,
                                       provider or get_provider(), user_message=user_message, raw_question=text,
@@ -134,6 +132,17 @@ async def turn_run(*, conversation_id: uuid.UUID | str, text: str, emit: Emit,
         raise TurnRejected("busy") from None
     finally:
         running_turns.give()
+
+
+def _question_recorded(conversation_id: uuid.UUID | str, text: str, lang: str) -> Message:
+    """The visitor's question, stored once a turn of this conversation whose process died is
+    closed, so this one starts on an agreeing checkpoint. Under the turn lock; the usual case,
+    nothing to close, is one transaction."""
+    with transaction.atomic():
+        if not has_open_turns(conversation_id):
+            return message_create_user(conversation_id=conversation_id, text=text, lang=lang)
+    turns_sweep(conversation_id=conversation_id, lock_held=True)
+    return message_create_user(conversation_id=conversation_id, text=text, lang=lang)
 
 
 @dataclass
