@@ -9,7 +9,8 @@ Twinsite runs on has it (the embedded one creates it; a managed one as README st
 
 A restore gives back exactly the dumped database, in one transaction: every table, view and
 sequence of the ``public`` schema that is not the extension's is dropped and the dump replayed
-by ``psql --single-transaction``, so a failure leaves the database as it was, and tables created
+by ``psql`` inside one ``BEGIN``, committed only when ``pg_restore`` wrote the whole script, so
+a failure (psql's, or a file cut short) leaves the database as it was, and tables created
 after the dump (a newer migration) do not survive to trip ``migrate``. It works as the
 database's owner, no superuser needed. Stop daphne and the worker first; run ``make migrate``
 afterwards when the code is newer than the dump.
@@ -118,12 +119,18 @@ def restore(*, settings_dict: dict, path: Path) -> None:
     dsn, env = _target(settings_dict)
     script = subprocess.Popen([tool("pg_restore"), "--no-owner", "--no-privileges", "--file=-", str(path)],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    replay = subprocess.Popen([tool("psql"), "--no-psqlrc", "--quiet", "--single-transaction",
-                               "--set=ON_ERROR_STOP=1", f"--dbname={dsn}"],
+    # One transaction, committed only once pg_restore has written the whole script: psql's own
+    # --single-transaction commits whatever it was given when its input ends, and pg_restore
+    # failing part way (a file cut short) ends it cleanly after its last whole statement.
+    replay = subprocess.Popen([tool("psql"), "--no-psqlrc", "--quiet", "--set=ON_ERROR_STOP=1", f"--dbname={dsn}"],
                               stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     try:
-        replay.stdin.write(RESET.encode())
+        replay.stdin.write(b"BEGIN;\n" + RESET.encode())
         shutil.copyfileobj(script.stdout, replay.stdin, 1 << 20)
+        if script.wait() == 0:
+            replay.stdin.write(b"COMMIT;\n")
+        # else no COMMIT: psql's input ends inside the transaction, and Postgres rolls it back
+        # when psql disconnects (a ROLLBACK written now could land inside a COPY cut short)
     except BrokenPipeError:
         pass  # psql stopped at an error: its message follows
     finally:

@@ -86,6 +86,31 @@ def test_a_restore_whose_replay_fails_at_once_reports_it_and_does_not_hang(kb, t
     assert Conversation.objects.exists() or KnowledgeChunk.objects.exists()  # nothing was dropped
 
 
+@pytest.mark.parametrize("share", [0.5, 0.9, 0.995])
+def test_a_dump_cut_short_restores_nothing(kb, tmp_path, share):
+    """A file whose table of contents reads but whose data ends early (a copy cut off, a full
+    disk): pg_restore writes part of the script, then fails. Nothing of that part may be
+    committed: not the drop of every table, not the tables replayed before the cut (a cut near
+    the end once left psql committing everything but the last indexes and triggers)."""
+    import subprocess
+
+    from ops import backup
+
+    path = tmp_path / "twinsite.dump"
+    call_command("backup", "--output", str(path))
+    Conversation.objects.create(title="written after the backup")  # gone if the restore committed
+    before = snapshot()
+    whole = path.read_bytes()
+    cut = tmp_path / "cut.dump"
+    cut.write_bytes(whole[: int(len(whole) * share)])
+    listing = subprocess.run([backup.tool("pg_restore"), "--list", str(cut)], capture_output=True, check=False)
+    assert listing.returncode == 0  # it passes the check made before anything is dropped
+    with pytest.raises(CommandError, match="nothing changed"):
+        call_command("restore", str(cut), "--yes")
+    assert snapshot() == before
+    assert Conversation.objects.filter(title="written after the backup").exists()
+
+
 def _catch(raised: list, function, **kwargs) -> None:
     try:
         function(**kwargs)
