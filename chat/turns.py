@@ -37,6 +37,7 @@ from chat.recovery import has_open_turns, turns_sweep
 from chat.services import TurnRejected, conversation_group, ip_hash, message_create_user
 from chat.texts import text as say
 from guards.rules import contains_sensitive, mask_sensitive
+from knowledge.embedders import turn_query_vectors
 from knowledge.language import detect_language
 from twinsite.clientip import share_key
 from twinsite.db import DATABASE_GONE, database_gone, database_sync_to_async
@@ -199,14 +200,15 @@ async def _stream(conversation_id: uuid.UUID | str, graph_input: dict | Command 
             # "values" gives the state after each step: the last one is what the checkpoint holds,
             # so the state is not read back from Postgres (a transaction and a deserialisation of
             # the whole conversation a turn)
-            async for mode, chunk in graph.astream(graph_input, config, context=context, durability=DURABILITY,
-                                                   stream_mode=["custom", "updates", "values"]):
-                if mode == "custom":
-                    await send(chunk)
-                elif mode == "values":  # at a pause it also carries the interrupts: they come below
-                    final = {key: value for key, value in chunk.items() if key != "__interrupt__"}
-                elif mode == "updates" and "__interrupt__" in chunk:
-                    run.interrupts.extend(chunk["__interrupt__"])
+            with turn_query_vectors(context.query_vectors):  # the guard's, for the offline provider
+                async for mode, chunk in graph.astream(graph_input, config, context=context, durability=DURABILITY,
+                                                       stream_mode=["custom", "updates", "values"]):
+                    if mode == "custom":
+                        await send(chunk)
+                    elif mode == "values":  # at a pause it also carries the interrupts: they come below
+                        final = {key: value for key, value in chunk.items() if key != "__interrupt__"}
+                    elif mode == "updates" and "__interrupt__" in chunk:
+                        run.interrupts.extend(chunk["__interrupt__"])
             run.state = final if final is not None else (await graph.aget_state(config)).values
     except Exception as exc:
         run.crashed = True

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import queue
 import threading
+from collections.abc import Iterator
 from concurrent.futures import Future
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Protocol
 
 import httpx
@@ -219,4 +222,29 @@ def embed_query(embedders: list[Embedder], text: str) -> dict[str, np.ndarray]:
 def embed_query_futures(embedders: list[Embedder], text: str) -> dict[str, Future]:
     """The question's vector in every model, as futures (``asyncio.wrap_future`` to await one)."""
     return {embedder.name: query_batcher(embedder).submit(text) for embedder in embedders}
+
+
+# The question vectors one turn has computed (question -> {model name: Future}), for code that
+# runs inside the turn but is not handed them: the offline provider sees only the messages, as a
+# hosted model does, and would embed the question the guard embedded a moment before. Per turn,
+# never across visitors: a vector is found only by code running inside that turn.
+_turn_vectors: ContextVar[dict | None] = ContextVar("turn_query_vectors", default=None)
+
+
+@contextmanager
+def turn_query_vectors(vectors: dict) -> Iterator[None]:
+    """Within this block (and the tasks and threads it starts), ``query_vector`` finds ``vectors``."""
+    token = _turn_vectors.set(vectors)
+    try:
+        yield
+    finally:
+        _turn_vectors.reset(token)
+
+
+def query_vector(embedder: Embedder, text: str) -> np.ndarray:
+    """``text``'s query vector in ``embedder``: the turn's own when it computed it already."""
+    future = ((_turn_vectors.get() or {}).get(text) or {}).get(embedder.name)
+    if future is not None and future.done() and future.exception() is None:
+        return future.result()
+    return embedder.query(text)
 

@@ -14,7 +14,7 @@ import threading
 
 import numpy as np
 
-from knowledge.embedders import Embedder, get_embedder, get_embedders
+from knowledge.embedders import Embedder, get_embedder, get_embedders, query_vector
 
 _CACHE_LIMIT = 5_000  # per cache: at most ~10 MB of 512-d vectors; a sample site has ~350 sentences
 _cache: dict[tuple[str, str], np.ndarray] = {}
@@ -41,7 +41,7 @@ def similarities(question: str, sentences: list[str], embedder: Embedder | None 
     if not sentences:
         return {}
     embedder = embedder or get_embedder()
-    scores = _vectors(_cache, embedder, sentences) @ embedder.query(question)
+    scores = _vectors(_cache, embedder, sentences) @ query_vector(embedder, question)
     return {s: float(v) for s, v in zip(sentences, scores, strict=True)}
 
 
