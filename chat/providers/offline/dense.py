@@ -36,6 +36,22 @@ def _vectors(cache: dict[tuple[str, str], np.ndarray], embedder: Embedder, texts
     return np.vstack([known[t] for t in texts])
 
 
+def warm() -> int:
+    """Embed the sentences of the knowledge base now, as a serving process of the offline provider
+    starts (``twinsite.asgi``): otherwise the first visitors' turns embed them, all at once (a
+    fifty-visitor wave spent ~19 ms of CPU a turn on it, and queued behind it). At most the cache's
+    size; returns how many sentences were embedded."""
+    from chat.providers.offline.sentences import split_sentences
+    from knowledge.models import KnowledgeChunk
+
+    embedder = get_embedder()
+    texts = KnowledgeChunk.objects.filter(embed_model=embedder.name).values_list("text", flat=True)
+    sentences = list(dict.fromkeys(s for text in texts.iterator() for s in split_sentences(text)))[:_CACHE_LIMIT]
+    for start in range(0, len(sentences), 64):  # batches: visitors' turns get the model in between
+        _vectors(_cache, embedder, sentences[start:start + 64])
+    return len(sentences)
+
+
 def similarities(question: str, sentences: list[str], embedder: Embedder | None = None) -> dict[str, float]:
     """Cosine similarity of ``question`` to each sentence ({} when there are none)."""
     if not sentences:

@@ -149,3 +149,20 @@ async def test_an_offline_turn_embeds_the_question_once_per_model(monkeypatch):
         result, tools, _ = await ask(question)
         assert tools == ["search_knowledge"] and "cat called Pixel" in result.answer
         assert embedded.count(question) == turn
+
+
+async def test_sentences_embedded_at_start_leave_the_first_turns_nothing_to_embed(monkeypatch):
+    """``dense.warm`` (a serving process of the offline provider runs it as it starts): the
+    first visitors' sentence choice finds every sentence's vector already made."""
+    from chat.providers.offline import dense
+    from knowledge.embedders import get_embedders
+
+    primary = get_embedders()[0]
+    monkeypatch.setattr(dense, "_cache", {})
+    warmed = await database_sync_to_async(dense.warm)()
+    assert warmed > 50 and len(dense._cache) == warmed
+    calls = primary.passage_calls
+    for question in ("Does she have pets?", "Waar heeft ze gestudeerd?", "How many stars does Ledgerline have?"):
+        result, tools, _ = await ask(question)
+        assert tools == ["search_knowledge"] and result.outcome == "answered"
+    assert primary.passage_calls == calls
