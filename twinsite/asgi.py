@@ -31,7 +31,7 @@ def _warm() -> None:
     embedders = get_embedders()
     embed_query(embedders, "warm up")  # every model loaded, its batcher thread started
     exemplar_screen(embedders[0])
-    if settings.TWIN_PROVIDER == "offline":
+    if settings.TWIN_PROVIDER == "offline" and settings.TWIN_WARM_SENTENCES:
         from chat.providers.offline import dense
 
         try:

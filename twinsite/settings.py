@@ -337,6 +337,9 @@ TWIN_PREFIX_TOKENS = env_int("TWIN_PREFIX_TOKENS", 16_000, minimum=1_000)
 # Each process hears of knowledge changes (knowledge/watch.py) instead of reading the knowledge
 # version on every turn: one more connection per process.
 TWIN_KNOWLEDGE_WATCH = env_bool("TWIN_KNOWLEDGE_WATCH", True)
+# A serving process of the offline provider embeds the knowledge base's sentences as it starts
+# (chat.providers.offline.dense.warm), in a background thread.
+TWIN_WARM_SENTENCES = env_bool("TWIN_WARM_SENTENCES", True)
 TWIN_TOOL_RESULT_VIEW_CHARS = env_int("TWIN_TOOL_RESULT_VIEW_CHARS", 8000, minimum=200)
 TWIN_GROUNDEDNESS_CHARS = env_int("TWIN_GROUNDEDNESS_CHARS", 300, minimum=50)
 # An answer of that length with no valid citation and no tool result: "log" shows it, flagged for

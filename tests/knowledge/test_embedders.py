@@ -126,3 +126,36 @@ def test_a_failing_model_fails_every_waiting_question_and_the_batcher_lives_on()
         batcher.submit("a").result(timeout=10)
     model.fail = False
     assert batcher.submit("b").result(timeout=10).tolist() == [1.0, 1.0]
+
+
+def test_a_question_given_up_while_it_waits_is_skipped_and_the_batcher_lives_on():
+    """A visitor's turn cancelled while its question waits for the model (a timeout, a closed
+    socket: asyncio.wrap_future cancels the future): setting its result used to raise and end the
+    batcher's thread, and every later question of that model waited for ever."""
+    import threading
+
+    from knowledge.embedders import QueryBatcher
+
+    class Held:
+        name = "test/held"
+        dimensions = 2
+
+        def __init__(self) -> None:
+            self.started, self.release, self.texts = threading.Event(), threading.Event(), []
+
+        def query(self, text: str) -> np.ndarray:
+            self.started.set()
+            self.release.wait(5)
+            self.texts.append(text)
+            return np.ones(2, dtype=np.float32)
+
+    model = Held()
+    batcher = QueryBatcher(model)
+    running = batcher.submit("running")
+    assert model.started.wait(5)
+    given_up = batcher.submit("given up")  # waits in the queue behind the running one
+    assert given_up.cancel()
+    model.release.set()
+    assert running.result(timeout=10).tolist() == [1.0, 1.0]
+    assert batcher.submit("later").result(timeout=10).tolist() == [1.0, 1.0]
+    assert model.texts == ["running", "later"]  # the cancelled question was never embedded

@@ -123,7 +123,7 @@ def test_search_uses_the_hnsw_index(kb, embedders):
     assert f"chunk_hnsw_{primary.dimensions}" in plan
 
 
-def test_a_search_reads_one_snapshot_in_one_transaction_and_embeds_before_it(kb, embedders):
+def test_a_search_runs_in_one_block_and_embeds_before_it(kb, embedders):
     # every statement inside the one block the search opens (here a savepoint: the test runs in
     # a transaction of its own), and no model runs while that block is open
     outside = list(connection.savepoint_ids)
@@ -247,3 +247,18 @@ def test_every_document_of_the_prefix_reads_back_with_its_kind_and_language(kb):
     assert set(read) == {d.title for d in documents}
     for doc in documents:
         assert read[doc.title] == (doc.kind, doc.lang, doc.body.strip())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_search_that_opens_its_transaction_reads_one_snapshot(kb):
+    statements: list[str] = []
+
+    def record(execute, sql, params, many, context):
+        statements.append(sql)
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(record):
+        assert knowledge_search("Which PostgreSQL job queue did she write?")
+    # the first statement of the transaction, as Postgres requires; then the index walk's width
+    assert statements[0].startswith("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ; SET LOCAL hnsw.ef_search")
+    assert not connection.in_atomic_block and len(statements) >= 5

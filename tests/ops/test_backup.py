@@ -105,7 +105,7 @@ def test_a_dump_cut_short_restores_nothing(kb, tmp_path, share):
     cut.write_bytes(whole[: int(len(whole) * share)])
     listing = subprocess.run([backup.tool("pg_restore"), "--list", str(cut)], capture_output=True, check=False)
     assert listing.returncode == 0  # it passes the check made before anything is dropped
-    with pytest.raises(CommandError, match="nothing changed"):
+    with pytest.raises(CommandError, match=r"pg_restore failed, nothing changed: .*(end of file|could not)"):
         call_command("restore", str(cut), "--yes")
     assert snapshot() == before
     assert Conversation.objects.filter(title="written after the backup").exists()

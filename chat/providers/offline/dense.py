@@ -38,16 +38,18 @@ def _vectors(cache: dict[tuple[str, str], np.ndarray], embedder: Embedder, texts
 
 def warm() -> int:
     """Embed the sentences of the knowledge base now, as a serving process of the offline provider
-    starts (``twinsite.asgi``): otherwise the first visitors' turns embed them, all at once (a
+    starts (``twinsite.asgi``, ``TWIN_WARM_SENTENCES``): otherwise the first visitors' turns embed them, all at once (a
     fifty-visitor wave spent ~19 ms of CPU a turn on it, and queued behind it). At most the cache's
-    size; returns how many sentences were embedded."""
+    half: the cache is emptied when a turn would overflow it, so a full one would be lost to the
+    first new sentence. Returns how many sentences were embedded."""
     from chat.providers.offline.sentences import split_sentences
     from knowledge.models import KnowledgeChunk
 
     embedder = get_embedder()
     texts = KnowledgeChunk.objects.filter(embed_model=embedder.name).values_list("text", flat=True)
-    sentences = list(dict.fromkeys(s for text in texts.iterator() for s in split_sentences(text)))[:_CACHE_LIMIT]
-    for start in range(0, len(sentences), 64):  # batches: visitors' turns get the model in between
+    sentences = list(dict.fromkeys(s for text in texts.iterator() for s in split_sentences(text)))
+    sentences = sentences[:_CACHE_LIMIT // 2]
+    for start in range(0, len(sentences), 64):  # batches: a turn's own embedding gets the CPU in between
         _vectors(_cache, embedder, sentences[start:start + 64])
     return len(sentences)
 
