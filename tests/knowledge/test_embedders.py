@@ -32,10 +32,20 @@ def test_use_runs_on_one_blas_thread_with_the_vectors_of_the_wheels_default():
 
     texts = ["Waar werkt Mira?", "Which projects did she build for hospitals?"]
     embedder = UseEmbedder()
-    pools = [info["num_threads"] for info in threadpool_info()]
-    vectors = embedder.queries(texts)
-    assert embedder._model.threads == 1
-    assert [info["num_threads"] for info in threadpool_info()] == pools  # the process' pool left as it was
+    during: list[list[int]] = []
+    backend = embedder._model._model  # the wheel's numpy backend, loaded
+    encode = backend._encode
+
+    def watched(batch):
+        during.append([info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"])
+        return encode(batch)
+
+    backend._encode = watched
+    try:
+        vectors = embedder.queries(texts)
+    finally:
+        del backend._encode
+    assert during == [[1]]  # one BLAS thread while it computes (the default asked for 4)
     assert np.allclose(vectors, USE().encode(texts), atol=1e-6)
 
 

@@ -41,7 +41,7 @@ async def guard_input(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
         embedders = get_embedders()
         # The screen needs the primary model's vector only; the others are computed by the search
         # tool if the model searches (a model answering from the prompt's knowledge never pays
-        # for them: the second model is most of the CPU of a turn).
+        # for them). The offline provider's sentence choice reuses this one (query_vector).
         pending = embed_query_futures(embedders[:1], question)
         ctx.query_vectors[question] = pending
         primary = await asyncio.wrap_future(pending[embedders[0].name])
