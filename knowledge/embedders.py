@@ -258,4 +258,3 @@ def query_vector(embedder: Embedder, text: str) -> np.ndarray:
     if future is not None and future.done() and not future.cancelled() and future.exception() is None:
         return future.result()
     return embedder.query(text)
-

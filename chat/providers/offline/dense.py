@@ -37,11 +37,11 @@ def _vectors(cache: dict[tuple[str, str], np.ndarray], embedder: Embedder, texts
 
 
 def warm() -> int:
-    """Embed the sentences of the knowledge base now, as a serving process of the offline provider
-    starts (``twinsite.asgi``, ``TWIN_WARM_SENTENCES``): otherwise the first visitors' turns embed them, all at once (a
-    fifty-visitor wave spent ~19 ms of CPU a turn on it, and queued behind it). At most the cache's
-    half: the cache is emptied when a turn would overflow it, so a full one would be lost to the
-    first new sentence. Returns how many sentences were embedded."""
+    """Embed the sentences of the knowledge base now, as a serving process of the offline
+    provider starts (``twinsite.asgi``, ``TWIN_WARM_SENTENCES``): otherwise the first visitors'
+    turns embed them, all at once (a fifty-visitor wave spent ~19 ms of CPU a turn on it, and
+    queued behind it). At most half the cache: it is emptied when a turn would overflow it, so a
+    full one would be lost to the first new sentence. Returns how many sentences were embedded."""
     from chat.providers.offline.sentences import split_sentences
     from knowledge.models import KnowledgeChunk
 
