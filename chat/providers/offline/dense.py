@@ -70,9 +70,9 @@ def similarities(question: str, sentences: list[str], embedder: Embedder | None 
 NEAREST_LEAD = 0.02
 
 
-def nearest(question: str, sentences: list[str]) -> str | None:
-    """The sentence clearly nearest ``question`` in meaning, or None when none stands out."""
-    scores = similarities(question, sentences)
+def nearest(scores: dict[str, float]) -> str | None:
+    """The sentence clearly nearest the question in meaning, of its ``similarities``; None when
+    none stands out."""
     if len(scores) < 2:
         return None
     (best, first), (_, second) = sorted(scores.items(), key=lambda item: -item[1])[:2]

@@ -14,8 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from chat.providers.offline.dense import nearest as dense_nearest
-from chat.providers.offline.dense import translated as dense_translated
+from chat.providers.offline import dense
 from chat.providers.offline.sentences import split_sentences
 from knowledge import topics
 from knowledge.language import detect_language
@@ -61,6 +60,26 @@ _KINDS = [
     ("where", re.compile(r"\b(?:where|which (?:city|country|town|university|school|place)|welke? (?:stad|land|plaats|"
                          r"universiteit|school))\b", re.IGNORECASE)),
 ]
+# What a "how much / how long" question measures: a duration wants a number of hours, days or
+# years (or a start: "since 2019"), a price an amount of money. Any number is not an answer:
+# "How long was the line down?" is not answered by "9,000 loaves an hour".
+_UNITS = (r"seconds?|minutes?|hours?|(?:working |business )?days?|weeks?|months?|years?|seconden|minuut|minuten|uur|"
+          r"uren|dag|dagen|werkdagen|week|weken|maand|maanden|jaar|jaren")
+_MEASURES = [
+    ("duration", re.compile(r"\b(?:how long|hoe lang|how many (?:hours|days|weeks|months|years|minutes)|hoeveel "
+                            r"(?:uur|uren|dagen|werkdagen|weken|maanden|jaar|jaren|minuten))\b", re.IGNORECASE)),
+    ("money", re.compile(r"\b(?:how much (?:(?:does|do|did|is|are|will|would)\b.*\b(?:cost|charge|fee|price|rate)|"
+                         r"money)|how expensive|what (?:does|do|did|would|will) (?:\w+ ){1,2}(?:cost|charge)|"
+                         r"hoeveel (?:kost|kostte|rekent|vraagt|geld)|wat (?:kost|kostte|kosten|rekent|vraagt)|"
+                         r"hoe duur)\b", re.IGNORECASE)),
+]
+_MEASURE_EVIDENCE = {
+    "duration": re.compile(rf"(?:\d[\d.,]*|\b(?:{'|'.join(_NUMBER_WORDS.split())}))\s*-?\s*"
+                           rf"(?:{_UNITS})\b|\b(?:since|sinds|vanaf|from)\s+(?:\w+\s+)?"
+                           r"(?:19|20)\d\d\b", re.IGNORECASE),
+    "money": re.compile(r"[€$£]\s?\d|\d[\d.,]*\s?(?:euro|eur|dollars?|pounds?)\b|\b(?:euro|eur)\s?\d",
+                        re.IGNORECASE),
+}
 # Dutch "waar" is "where" unless it ends in a preposition: "Waar spreekt ze over?" asks what about.
 _WAAR = re.compile(r"\bwaar\b(?!.*\b(?:over|mee|aan|voor|door|van|op|naar|uit|bij|in|toe|om|tegen)\s*\??\s*$)",
                    re.IGNORECASE)
@@ -130,6 +149,7 @@ class _Scored:
     sentence: str
     covers: frozenset[str]  # the question's words it (or its passage's title and heading) contains
     in_language: bool
+    meaning: float = 0.0  # the model's similarity to the question (dense.similarities): breaks ties
 
 
 def question_kind(question: str) -> str | None:
@@ -143,6 +163,11 @@ def question_kind(question: str) -> str | None:
     return "where" if _WAAR.search(question) else None
 
 
+def question_measure(question: str) -> str | None:
+    """``duration`` or ``money`` for a question that asks how long or what something costs."""
+    return next((measure for measure, pattern in _MEASURES if pattern.search(question)), None)
+
+
 def _matches(wanted: list[str], found: list[str]) -> int:
     """How many of ``wanted`` appear in ``found`` in some form."""
     return sum(1 for w in wanted if any(topics.same_word(w, f) for f in found))
@@ -154,6 +179,7 @@ class _Question:
 
     owner_words: set[str]
     kind: str | None  # question_kind
+    measure: str | None  # question_measure: what a quantity question measures
     asked: list[str]  # its own content words, without the owner's name and the kind's frame words
     topic_words: list[str]  # the words of the topics it names, besides its own
     names: set[str]
@@ -192,9 +218,10 @@ def choose(question: str, passages: list[Passage], *, lang: str, owner: str, lim
     are quoted at all.
     """
     asks = _read_question(question, passages, owner)
-    nearest = dense_nearest(question, [s for passage in passages for s in split_sentences(passage.text)])
+    meaning = dense.similarities(question, [s for passage in passages for s in split_sentences(passage.text)])
+    nearest = dense.nearest(meaning)
     scored = [item for p, passage in enumerate(passages)
-              for item in _score_passage(asks, _context(asks, p, passage, lang), nearest)]
+              for item in _score_passage(asks, _context(asks, p, passage, lang), nearest, meaning)]
     ranked = sorted((s for s in scored if s.linked), key=_best_first)
     if not ranked and not asks.focus:
         # passages picked for the question's subject (availability) answer it even in other words,
@@ -230,7 +257,8 @@ def _lists_asked(asks: _Question, passage: Passage) -> bool:
 
 def _read_question(question: str, passages: list[Passage], owner: str) -> _Question:
     owner_words = set(topics.words(owner))
-    kind = question_kind(question)
+    measure = question_measure(question)
+    kind = question_kind(question) or ("quantity" if measure else None)
     # words of a phrase such as "spare time" are the topic's, not words to find one by one, and
     # "year" in "which year" is the kind of answer, not a word of it
     frame = topics.phrase_words(question) | (_FRAME_WORDS.get(kind, set()) if kind else set())
@@ -242,7 +270,7 @@ def _read_question(question: str, passages: list[Passage], owner: str) -> _Quest
     # "Which database ...?": a sentence that names a database answers it
     typed = _ANSWER_TYPE.search(question)
     return _Question(
-        owner_words=owner_words, kind=kind, asked=asked, topic_words=topic_words, names=names,
+        owner_words=owner_words, kind=kind, measure=measure, asked=asked, topic_words=topic_words, names=names,
         focus={w for w in asked if w not in names and w not in _GENERAL_WORDS and not topics.topics_of(w)},
         triggers={w for w in asked if topics.topics_of(w)}, defines=bool(_DEFINE.search(question)),
         answer_type=typed.group(1).lower() if typed else "",
@@ -265,7 +293,8 @@ def _context(asks: _Question, index: int, passage: Passage, lang: str) -> _Conte
     return _Context(index, passage, covers, named, bonus, in_language)
 
 
-def _score_passage(asks: _Question, ctx: _Context, nearest: str | None = None) -> list[_Scored]:
+def _score_passage(asks: _Question, ctx: _Context, nearest: str | None = None,
+                   meaning: dict[str, float] | None = None) -> list[_Scored]:
     """Each sentence of a passage with its score and whether it speaks of what was asked.
 
     In a passage in the other language than the question's, a question's word counts as found
@@ -280,12 +309,12 @@ def _score_passage(asks: _Question, ctx: _Context, nearest: str | None = None) -
         found = [w for w in topics.content_words(sentence) if w not in asks.owner_words]
         own_words = {w for w in asks.asked if any(topics.same_word(w, f) for f in found)}
         # a word that names nothing ("jaar") translates nothing worth finding ("annual salary")
-        covers = own_words | (dense_translated([w for w in asks.asked if w not in own_words],
+        covers = own_words | (dense.translated([w for w in asks.asked if w not in own_words],
                                                [f for f in found if f not in _GENERAL_WORDS])
                               if not ctx.in_language else set())
         # the topic in other words than the question's ("cat" for "pets")
         related = any(topics.same_word(t, f) for t in asks.topic_words for f in found)
-        evidence = _holds_evidence(asks.kind, sentence)
+        evidence = _holds_evidence(asks.kind, sentence, asks.measure)
         score = (sum(_weight(w, ctx.covers) * (2 if w == asks.answer_type else 1) for w in covers - asks.names)
                  + 0.5 * len(covers & asks.names)  # the passage holds the name; this sentence says it
                  + (0.75 if related else 0.0) + (1.5 if evidence else 0.0) + ctx.bonus)
@@ -301,7 +330,8 @@ def _score_passage(asks: _Question, ctx: _Context, nearest: str | None = None) -
             defines=asks.defines, on_topic=ctx.passage.on_topic, asks_topic=asks.answer_type in asks.triggers,
             kind=asks.kind, triggers=asks.triggers, own_words=own_words,
         ) or (sentence == nearest and evidence and bool(covers | ctx.covers))
-        scored.append(_Scored(score, linked, ctx.index, i, sentence, frozenset(covers | ctx.covers), ctx.in_language))
+        scored.append(_Scored(score, linked, ctx.index, i, sentence, frozenset(covers | ctx.covers), ctx.in_language,
+                              (meaning or {}).get(sentence, 0.0)))
     return scored
 
 
@@ -309,19 +339,23 @@ _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 _MODEL = re.compile(r"[\w-]*(?:[^\W\d_][\w-]*\d|\d[\w-]*[^\W\d_])[\w-]*")
 
 
-def _holds_evidence(kind: str | None, sentence: str) -> bool:
+def _holds_evidence(kind: str | None, sentence: str, measure: str | None = None) -> bool:
     """Whether a sentence holds the kind of fact asked for. A year is a date, not a count: "how
     many" is not answered by "since 2019"."""
     if not kind:
         return False
+    if kind == "quantity" and measure:
+        return bool(_MEASURE_EVIDENCE[measure].search(sentence))
     if kind == "quantity":
         # nor is the digit of a model's name ("S5", "S7-1500") a count
         sentence = _YEAR.sub(" ", _MODEL.sub(" ", sentence))
     return bool(_EVIDENCE[kind].search(sentence))
 
 
-def _best_first(item: _Scored) -> tuple[float, int, int]:
-    return -item.score, item.passage, item.index
+def _best_first(item: _Scored) -> tuple[float, float, int, int]:
+    """Highest score first; of sentences that score the same (the same words found, in the same
+    passage), the one nearest the question in meaning, not the one that comes first."""
+    return -round(item.score, 6), -item.meaning, item.passage, item.index
 
 
 def _pick(ranked: list[_Scored], asks: _Question, limit: int) -> list[_Scored]:
@@ -367,8 +401,8 @@ def _linked(focus: set[str], names: set[str], covers: set[str], context_covers: 
     named = bool((covers | context_covers) & names)
     if not focus and (named or related or (covers and evidence)):
         return True  # "Where does he work now?": only general words, so the place must be there too
-    if named and (evidence or defines):
-        return True
+    if named and (evidence or defines or related):
+        return True  # "Is he certified in any SCADA product?": the name and the topic (certificates)
     # On the availability pages every sentence is on the subject, so a question's own words must
     # be there, or the fact asked for: a date for "when" that names no other topic (the page's
     # dates say when the owner is free), else a fact in a sentence on the question's topic.

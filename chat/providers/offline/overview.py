@@ -18,7 +18,7 @@ from knowledge import topics
 # page, but many projects and articles).
 KIND_WORDS: dict[str, frozenset[str]] = {
     "project": frozenset("project projects projecten portfolio built build made gebouwd gemaakt bouwde maakte "
-                         "worked".split()),
+                         "worked gewerkt werkte werkten".split()),
     "article": frozenset("article articles artikel artikelen blog blogs post posts essay essays writing writings "
                          "written wrote write publications publication published publicaties gepubliceerd "
                          "geschreven schreef schrijft".split()),
@@ -28,13 +28,21 @@ KIND_WORDS: dict[str, frozenset[str]] = {
 _GENERAL = frozenset(
     "done do does did doing gedaan doe doet deed has have had heeft hebben list lijst overview overzicht "
     "all alle some any examples voorbeelden other andere recent recente recently onlangs owner eigenaar "
-    "on aan tell vertel show toon give geef".split()
+    "on aan tell vertel show toon give geef "
+    # words that only soften or summarise a question: "what does she actually do?", "in a
+    # nutshell", "wat doet hij eigenlijk?", "aan welke projecten heeft ze zoal gewerkt?"
+    "actually really exactly basically mainly mostly generally general briefly brief short nutshell summary "
+    "summarise summarize overall eigenlijk precies zoal vooral voornamelijk algemeen kort samengevat "
+    "kortom".split()
 )
 _PROFILE_WORDS = frozenset(
     "work works job jobs kind sort type profession occupation role field werk werkt baan beroep soort vak "
     "functie rol doing doe doet does do did living leven".split()
 )
-_ASKS = re.compile(r"^\s*(?:what|who|which|tell|wat|wie|welke?|vertel)\b", re.IGNORECASE)
+# The question word opens the question or a clause of it ("In a nutshell, what ...?"), after a
+# preposition at most ("Aan welke projecten ...?", "For which clients ...?").
+_ASKS = re.compile(r"(?:^|[,:;])\s*(?:(?:aan|in|met|voor|bij|op|van|over|at|for|with|on|from|to)\s+)?"
+                   r"(?:what|who|which|tell|wat|wie|welke?|vertel)\b", re.IGNORECASE)
 
 
 def _rest(question: str, owner: str) -> set[str]:

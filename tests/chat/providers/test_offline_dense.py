@@ -32,10 +32,11 @@ def test_the_nearest_sentence_must_stand_out():
     sentences = ["Tijdens haar studie werkte ze in een bakkerij in Zwolle.",
                  "Ze fietst elke zondag naar de kust.",
                  "Haar hond heet Bram."]
-    assert dense.nearest("Where did she work while she was a student?", sentences) == sentences[0]
+    assert dense.nearest(dense.similarities("Where did she work while she was a student?", sentences)) == sentences[0]
     # two sentences that say the same thing: neither stands out
-    assert dense.nearest("Where did she work?", ["She worked in Zwolle.", "She worked in Zwolle!"]) is None
-    assert dense.nearest("Anything?", ["Only one."]) is None
+    same = ["She worked in Zwolle.", "She worked in Zwolle!"]
+    assert dense.nearest(dense.similarities("Where did she work?", same)) is None
+    assert dense.nearest(dense.similarities("Anything?", ["Only one."])) is None
 
 
 def test_an_english_question_finds_its_fact_in_a_dutch_sentence(monkeypatch):
@@ -48,8 +49,38 @@ def test_an_english_question_finds_its_fact_in_a_dutch_sentence(monkeypatch):
     # what the Dutch page does not say is still declined
     assert choose("How old is his dog?", passages, lang="en", owner="Bas Mulder") == []
     # and it is the translation that found it: by its words alone the question matches nothing
+    monkeypatch.setattr(dense, "translated", lambda asked, found: set())
+    monkeypatch.setattr(dense, "nearest", lambda scores: None)
+    assert choose(question, passages, lang="en", owner="Bas Mulder") == []
+
+
+def test_how_long_is_answered_by_a_duration_and_what_it_costs_by_an_amount():
+    passages = [Passage("Project: Zaal Noord", "Result",
+                        "During the renovation the hall lost 300 of its 1,200 seats. The renovation of the hall took "
+                        "11 weeks. The new desk cost 85,000 euro.", 0)]
+    # both sentences hold a number and the question's words; only one holds a duration
+    quote = choose("How long did the hall's renovation take?", passages, lang="en", owner="Lot Brouwer")
+    assert [q.sentences for q in quote] == [["The renovation of the hall took 11 weeks."]]
+    quote = choose("What did the new desk cost?", passages, lang="en", owner="Lot Brouwer")
+    assert [q.sentences for q in quote] == [["The new desk cost 85,000 euro."]]
+
+
+def test_a_name_with_the_topic_asked_about_is_an_answer():
+    passages = [Passage("Skills", "Software",
+                        "For ticketing she relies on Zendesk; she has held the Zendesk Administrator certification "
+                        "since 2021. She keeps her notes in plain text.", 0)]
+    quotes = choose("Is she certified in any Zendesk product?", passages, lang="en", owner="Lot Brouwer")
+    assert quotes and "Zendesk Administrator certification" in quotes[0].sentences[0]
+    # the name alone, without the topic or the fact asked for, is not
+    assert choose("Does she like Zendesk's new logo?", passages, lang="en", owner="Lot Brouwer") == []
+
+
+def test_of_sentences_that_score_the_same_the_one_nearest_in_meaning_is_quoted(monkeypatch):
     from chat.providers.offline import extract
 
-    monkeypatch.setattr(extract, "dense_translated", lambda asked, found: set())
-    monkeypatch.setattr(extract, "dense_nearest", lambda question, sentences: None)
-    assert choose(question, passages, lang="en", owner="Bas Mulder") == []
+    same = [extract._Scored(2.0, True, 0, i, s, frozenset(), True, meaning)
+            for i, (s, meaning) in enumerate([("First.", 0.80), ("Second.", 0.86)])]
+    assert sorted(same, key=extract._best_first)[0].sentence == "Second."
+    # a higher score still wins over meaning
+    better = extract._Scored(2.5, True, 0, 2, "Third.", frozenset(), True, 0.10)
+    assert sorted([*same, better], key=extract._best_first)[0].sentence == "Third."

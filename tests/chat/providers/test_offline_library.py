@@ -63,7 +63,11 @@ def test_the_documents_are_read_from_the_prompt_with_kind_and_language():
     ("Which projects has she done?", "project"), ("What has Lot built?", "project"),
     ("Welke projecten heeft ze gedaan?", "project"), ("Which articles has she written?", "article"),
     ("Wat heeft ze geschreven?", "article"),
+    # after a preposition, with a softening word, as a clause after a comma
+    ("Aan welke projecten heeft Lot zoal gewerkt?", "project"),
+    ("So, which projects has she actually done?", "project"),
     ("Which projects used Dante networking?", None), ("What has she written about acoustics?", None),
+    ("Aan welke zaal werkt ze nu?", None),
     ("Where does she live?", None),
 ])
 def test_an_overview_is_asked_with_nothing_but_the_kind(question, kind):
@@ -73,8 +77,10 @@ def test_an_overview_is_asked_with_nothing_but_the_kind(question, kind):
 @pytest.mark.parametrize(("question", "profile"), [
     ("What kind of work does Lot do?", True), ("What does the owner do?", True), ("Wat voor werk doe je?", True),
     ("Who is Lot Brouwer?", True), ("Wat doet ze?", True),
+    ("Wat voor werk doet Lot eigenlijk?", True), ("In a nutshell, what is her work about?", True),
+    ("In short, what does she do?", True),
     ("What does she do in her spare time?", False), ("Where does she work?", False),
-    ("When did she start?", False),
+    ("When did she start?", False), ("In a nutshell, how does she tune a hall?", False),
 ])
 def test_a_profile_question_names_nothing_but_the_owner_and_work(question, profile):
     assert asks_profile(question, OWNER) is profile
