@@ -6,6 +6,10 @@ knowledge), ``answers.yaml`` (the answer suite) and ``retrieval.jsonl`` (labelle
 ``manage.py run_evals --owner KEY`` and ``eval_retrieval --owner KEY`` run in a scratch database
 of their own (``<database>_owner_<key>``, kept between runs for its history), migrated and synced
 from the owner's folder, with ``TWIN_OWNER_NAME`` set to the owner's name.
+
+An owner marked ``holdout: true`` in its ``owner.yaml`` was written by someone who did not read the
+twin's code, and the code was not tuned on it: it is measured, never tuned on, and its scores are
+not gated in ``make test`` (they say how the twin does on an owner nobody tuned it for).
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ class Owner:
     knowledge: Path
     answers: Path
     retrieval: Path
+    holdout: bool = False  # measured, never tuned on, not gated
 
 
 def owner_keys() -> list[str]:
@@ -55,7 +60,8 @@ def owner_get(key: str) -> Owner:
     meta = yaml.safe_load((knowledge / "owner.yaml" if key == SAMPLE else folder / "owner.yaml")
                           .read_text(encoding="utf-8")) or {}
     owner = Owner(key=key, name=str(meta.get("name") or ""), knowledge=knowledge,
-                  answers=folder / "answers.yaml", retrieval=folder / "retrieval.jsonl")
+                  answers=folder / "answers.yaml", retrieval=folder / "retrieval.jsonl",
+                  holdout=meta.get("holdout") is True)
     missing = [str(p) for p in (owner.knowledge, owner.answers, owner.retrieval) if not p.exists()]
     if not owner.name or missing:
         raise OwnerError(f"owner {key!r} is incomplete: needs a name in owner.yaml and {', '.join(missing)}")
