@@ -115,6 +115,11 @@ META = re.compile(r"\b(?:this|these) (?:cv|page|pages|document|article|overview|
                    r"\bin het (?:nederlands|engels)\b", re.IGNORECASE)
 _ANSWER_TYPE = re.compile(r"\b(?:which|what|welke?|wat voor(?: een)?)\s+(?!(?:is|are|was|were|does|did|do|has|have|"
                           r"kind|sort|type|zijn|heeft|doet|soort)\b)([a-z][\w-]{2,})", re.IGNORECASE)
+# "How many students ...?": the thing counted, which the number in an answer counts
+_COUNTED = re.compile(r"\b(?:how many|hoeveel)\s+(?!(?:of|van|de|het|the|times|keer|keren)\b)([^\W\d_][\w-]{2,})",
+                      re.IGNORECASE)
+_COUNT = re.compile(rf"(?:\d[\d.,]*\s?%?|\b(?:{'|'.join(_NUMBER_WORDS.split())})\b)((?:\s+[^\W\d_][\w'-]*){{1,3}})",
+                    re.IGNORECASE)
 _CAPITALISED = re.compile(r"(?<=[\s(\"'])([A-Z][\w'-]*|\w*\d\w*)")
 
 
@@ -187,6 +192,7 @@ class _Question:
     triggers: set[str]  # its own words that name its topic
     defines: bool  # "What is ...?"
     answer_type: str  # the noun of "which database", or ""
+    counted: str  # the noun of "how many students", or ""
     about_owner: bool  # "Who is Sam?": every passage the search found is about her
 
 
@@ -274,6 +280,7 @@ def _read_question(question: str, passages: list[Passage], owner: str) -> _Quest
         focus={w for w in asked if w not in names and w not in _GENERAL_WORDS and not topics.topics_of(w)},
         triggers={w for w in asked if topics.topics_of(w)}, defines=bool(_DEFINE.search(question)),
         answer_type=typed.group(1).lower() if typed else "",
+        counted=counted.group(1).lower() if (counted := _COUNTED.search(question)) else "",
         # "How old is Sam?" asks a fact, "Who is Sam?" asks about her
         about_owner=not asked and not topic_words and not frame,
     )
@@ -315,9 +322,10 @@ def _score_passage(asks: _Question, ctx: _Context, nearest: str | None = None,
         # the topic in other words than the question's ("cat" for "pets")
         related = any(topics.same_word(t, f) for t in asks.topic_words for f in found)
         evidence = _holds_evidence(asks.kind, sentence, asks.measure)
+        counts = evidence and _counts(asks.counted, sentence, translate=not ctx.in_language)
         score = (sum(_weight(w, ctx.covers) * (2 if w == asks.answer_type else 1) for w in covers - asks.names)
                  + 0.5 * len(covers & asks.names)  # the passage holds the name; this sentence says it
-                 + (0.75 if related else 0.0) + (1.5 if evidence else 0.0) + ctx.bonus)
+                 + (0.75 if related else 0.0) + (1.5 if evidence else 0.0) + (1.0 if counts else 0.0) + ctx.bonus)
         related = related or bool(covers & asks.triggers)
         if META.search(sentence):
             score -= 2.0  # a sentence about the document itself ("This CV lists ...") answers nothing
@@ -350,6 +358,17 @@ def _holds_evidence(kind: str | None, sentence: str, measure: str | None = None)
         # nor is the digit of a model's name ("S5", "S7-1500") a count
         sentence = _YEAR.sub(" ", _MODEL.sub(" ", sentence))
     return bool(_EVIDENCE[kind].search(sentence))
+
+
+def _counts(counted: str, sentence: str, *, translate: bool) -> bool:
+    """Whether a number in ``sentence`` counts the thing asked about: "81% of students" for "How
+    many students ...?", not "twelve minutes". The next few words after the number are read."""
+    if not counted:
+        return False
+    following = [w for match in _COUNT.finditer(sentence) for w in topics.content_words(match.group(1))]
+    if any(topics.same_word(counted, w) for w in following):
+        return True
+    return translate and bool(following) and bool(dense.translated([counted], following))
 
 
 def _best_first(item: _Scored) -> tuple[float, float, int, int]:

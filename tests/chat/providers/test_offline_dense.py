@@ -84,3 +84,28 @@ def test_of_sentences_that_score_the_same_the_one_nearest_in_meaning_is_quoted(m
     # a higher score still wins over meaning
     better = extract._Scored(2.5, True, 0, 2, "Third.", frozenset(), True, 0.10)
     assert sorted([*same, better], key=extract._best_first)[0].sentence == "Third."
+
+
+def test_how_many_is_answered_by_the_number_that_counts_the_thing_asked_about():
+    passages = [Passage("Teaching", "Workshops",
+                        "The workshop lasts 90 minutes. Last year 64 participants took part.", 0)]
+    # each holds a number and one of the question's words; the second's number counts participants
+    quotes = choose("How many participants did the workshop have?", passages, lang="en", owner="Lot Brouwer")
+    assert [q.sentences for q in quotes] == [["Last year 64 participants took part."]]
+    # and across languages: the Dutch question's noun is translated
+    quotes = choose("Hoeveel deelnemers had de workshop?", passages, lang="nl", owner="Lot Brouwer")
+    assert quotes and quotes[0].sentences == ["Last year 64 participants took part."]
+
+
+@pytest.mark.parametrize(("counted", "sentence", "translate", "counts"), [
+    ("participants", "Afterwards 64% of participants changed how they work.", False, True),
+    ("participants", "Each participant gets twelve minutes.", False, False),  # twelve counts minutes
+    ("machines", "He delivered 62 machines in five years.", False, True),
+    ("deelnemers", "Last year 64 participants took part.", True, True),
+    ("deelnemers", "Last year 64 participants took part.", False, False),  # no translation within a language
+    ("", "Last year 64 participants took part.", False, False),
+])
+def test_a_number_counts_the_noun_that_follows_it(counted, sentence, translate, counts):
+    from chat.providers.offline.extract import _counts
+
+    assert _counts(counted, sentence, translate=translate) is counts
