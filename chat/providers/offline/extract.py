@@ -337,6 +337,8 @@ def _score_passage(asks: _Question, ctx: _Context, nearest: str | None = None,
             asks.focus, asks.names, covers, ctx.covers, related=related, evidence=evidence,
             defines=asks.defines, on_topic=ctx.passage.on_topic, asks_topic=asks.answer_type in asks.triggers,
             kind=asks.kind, triggers=asks.triggers, own_words=own_words,
+            # "What grade did she get for her PhD?": the PhD and the topic (education), but no grade
+            typed=not asks.answer_type or asks.answer_type in covers | ctx.covers | asks.triggers,
         ) or (sentence == nearest and evidence and bool(covers | ctx.covers))
         scored.append(_Scored(score, linked, ctx.index, i, sentence, frozenset(covers | ctx.covers), ctx.in_language,
                               (meaning or {}).get(sentence, 0.0)))
@@ -397,14 +399,17 @@ def _pick(ranked: list[_Scored], asks: _Question, limit: int) -> list[_Scored]:
 
 def _linked(focus: set[str], names: set[str], covers: set[str], context_covers: set[str], *, related: bool,
             evidence: bool, defines: bool, on_topic: bool, asks_topic: bool = False, kind: str | None = None,
-            triggers: frozenset[str] | set[str] = frozenset(), own_words: set[str] | None = None) -> bool:
+            triggers: frozenset[str] | set[str] = frozenset(), own_words: set[str] | None = None,
+            typed: bool = True) -> bool:
     """Whether a sentence speaks of what was asked (else it is not quoted, however it scores).
 
     It must contain one of the question's own words (two of a long question's, one of them may be
     in its title or heading). A question of only names and topics ("Does she hold a Kubernetes
     certification?") needs the name or the topic. A name with the kind of fact asked for ("How
     many cities use Floodmap?": a number) is enough, also in the other language, and so
-    is a name for "What is ...?". On the availability pages a word or the fact asked for is enough.
+    is a name for "What is ...?", and a name with the question's topic (``typed``: unless the
+    question asks "which X" and the sentence names no X). On the availability pages a word or the
+    fact asked for is enough.
     """
     if on_topic and own_words is not None:
         # the availability pages speak of rates and dates throughout: a translated "hourly rate"
@@ -420,7 +425,7 @@ def _linked(focus: set[str], names: set[str], covers: set[str], context_covers: 
     named = bool((covers | context_covers) & names)
     if not focus and (named or related or (covers and evidence)):
         return True  # "Where does he work now?": only general words, so the place must be there too
-    if named and (evidence or defines or related):
+    if named and (evidence or defines or (related and typed)):
         return True  # "Is he certified in any SCADA product?": the name and the topic (certificates)
     # On the availability pages every sentence is on the subject, so a question's own words must
     # be there, or the fact asked for: a date for "when" that names no other topic (the page's

@@ -73,6 +73,9 @@ def test_a_name_with_the_topic_asked_about_is_an_answer():
     assert quotes and "Zendesk Administrator certification" in quotes[0].sentences[0]
     # the name alone, without the topic or the fact asked for, is not
     assert choose("Does she like Zendesk's new logo?", passages, lang="en", owner="Lot Brouwer") == []
+    # nor the name and the topic when the question asks "which X" and the sentence names no X
+    degrees = [Passage("CV", "Education", "MSc in Acoustics, TU Delft, 2015.", 0)]
+    assert choose("What grade did she get for her MSc?", degrees, lang="en", owner="Lot Brouwer") == []
 
 
 def test_of_sentences_that_score_the_same_the_one_nearest_in_meaning_is_quoted(monkeypatch):
