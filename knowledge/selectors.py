@@ -46,12 +46,6 @@ AGREE_TOP = 3
 SAME_LANGUAGE_LEXICAL = 0.03
 CROSS_LANGUAGE_LEXICAL = 0.05
 ALL_WORDS_LEXICAL = 0.05
-# How much two rankings agreeing lowers it, within a language and across languages. The primary
-# model puts a question lower against its answer in the other language: cross-lingual answers
-# that two or more rankings put in their top 3 scored 0.76-0.81 on the eval owners, under the
-# floor (0.83) they reach within a language.
-SAME_LANGUAGE_AGREED = 0.015
-CROSS_LANGUAGE_AGREED = 0.05
 
 
 @dataclass
@@ -397,8 +391,7 @@ def is_relevant(hit: SearchHit, embedder: Embedder) -> bool:
     lexical = CROSS_LANGUAGE_LEXICAL if hit.other_language else SAME_LANGUAGE_LEXICAL
     if hit.fulltext_rank is not None and dense >= floor - lexical:
         return True
-    agreed = CROSS_LANGUAGE_AGREED if hit.other_language else SAME_LANGUAGE_AGREED
-    if hit.agreement >= 2 and dense >= floor - agreed:
+    if hit.agreement >= 2 and dense >= floor - 0.015:
         return True
     if hit.fulltext_held >= 1.0 and dense >= floor - ALL_WORDS_LEXICAL:
         return True  # it holds every word the visitor used

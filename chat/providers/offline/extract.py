@@ -69,9 +69,13 @@ _MEASURES = [
     ("duration", re.compile(r"\b(?:how long|hoe lang|how many (?:hours|days|weeks|months|years|minutes)|hoeveel "
                             r"(?:uur|uren|dagen|werkdagen|weken|maanden|jaar|jaren|minuten))\b", re.IGNORECASE)),
     ("money", re.compile(r"\b(?:how much (?:(?:does|do|did|is|are|will|would)\b.*\b(?:cost|charge|fee|price|rate)|"
-                         r"money)|how expensive|what (?:does|do|did|would|will) (?:\w+ ){1,2}(?:cost|charge)|"
+                         r"money)|how expensive|what (?:does|do|did|would|will) (?:[\w'-]+ ){1,4}(?:cost|charge)|"
                          r"hoeveel (?:kost|kostte|rekent|vraagt|geld)|wat (?:kost|kostte|kosten|rekent|vraagt)|"
                          r"hoe duur)\b", re.IGNORECASE)),
+    ("weight", re.compile(r"\b(?:how heavy|how much (?:does|do|did) (?:[\w'-]+ ){1,4}weigh|hoe zwaar|hoeveel "
+                          r"(?:weegt|woog|wegen))\b", re.IGNORECASE)),
+    ("distance", re.compile(r"\b(?:how far|hoe ver|how many (?:kilometres|kilometers|km|miles|metres|meters)|"
+                            r"hoeveel (?:kilometer|km|meter))\b", re.IGNORECASE)),
 ]
 _MEASURE_EVIDENCE = {
     "duration": re.compile(rf"(?:\d[\d.,]*|\b(?:{'|'.join(_NUMBER_WORDS.split())}))\s*-?\s*"
@@ -79,6 +83,9 @@ _MEASURE_EVIDENCE = {
                            r"(?:19|20)\d\d\b", re.IGNORECASE),
     "money": re.compile(r"[€$£]\s?\d|\d[\d.,]*\s?(?:euro|eur|dollars?|pounds?)\b|\b(?:euro|eur)\s?\d",
                         re.IGNORECASE),
+    "weight": re.compile(r"\d[\d.,]*\s?(?:kg|kilos?|kilograms?|kilogrammes?|grams?|gram|g|tons?|tonnes?|ton|"
+                         r"pounds?|lbs?)\b", re.IGNORECASE),
+    "distance": re.compile(r"\d[\d.,]*\s?(?:km|kilomet(?:er|re)s?|miles?|m|met(?:er|re)s?)\b", re.IGNORECASE),
 }
 # Dutch "waar" is "where" unless it ends in a preposition: "Waar spreekt ze over?" asks what about.
 _WAAR = re.compile(r"\bwaar\b(?!.*\b(?:over|mee|aan|voor|door|van|op|naar|uit|bij|in|toe|om|tegen)\s*\??\s*$)",
@@ -155,6 +162,7 @@ class _Scored:
     covers: frozenset[str]  # the question's words it (or its passage's title and heading) contains
     in_language: bool
     meaning: float = 0.0  # the model's similarity to the question (dense.similarities): breaks ties
+    possible: bool = True  # False: it lacks what the question pins down (an amount, a year), whatever else it holds
 
 
 def question_kind(question: str) -> str | None:
@@ -193,6 +201,7 @@ class _Question:
     defines: bool  # "What is ...?"
     answer_type: str  # the noun of "which database", or ""
     counted: str  # the noun of "how many students", or ""
+    years: frozenset[str]  # the years it names ("in 2028"): a passage that names none of them does not answer
     about_owner: bool  # "Who is Sam?": every passage the search found is about her
 
 
@@ -206,6 +215,7 @@ class _Context:
     named: set[str]  # the question's names it holds
     bonus: float  # added to each sentence's score (see _context)
     in_language: bool
+    years: frozenset[str]  # the years its title, heading and text name
 
 
 def choose(question: str, passages: list[Passage], *, lang: str, owner: str, limit: int = 2) -> list[Quote]:
@@ -233,7 +243,7 @@ def choose(question: str, passages: list[Passage], *, lang: str, owner: str, lim
         # passages picked for the question's subject (availability) answer it even in other words,
         # unless it asks about something of its own that none of their sentences names ("Will
         # his rate rise next year?", "Does client X get a discount?"): then there is no answer
-        ranked = sorted((s for s in scored if passages[s.passage].on_topic), key=_best_first)[:1]
+        ranked = sorted((s for s in scored if passages[s.passage].on_topic and s.possible), key=_best_first)[:1]
     if not ranked:
         return []
     picked = _pick(ranked, asks, limit)
@@ -281,6 +291,7 @@ def _read_question(question: str, passages: list[Passage], owner: str) -> _Quest
         triggers={w for w in asked if topics.topics_of(w)}, defines=bool(_DEFINE.search(question)),
         answer_type=typed.group(1).lower() if typed else "",
         counted=counted.group(1).lower() if (counted := _COUNTED.search(question)) else "",
+        years=frozenset(_YEAR.findall(question)),
         # "How old is Sam?" asks a fact, "Who is Sam?" asks about her
         about_owner=not asked and not topic_words and not frame,
     )
@@ -297,7 +308,8 @@ def _context(asks: _Question, index: int, passage: Passage, lang: str) -> _Conte
     named = {w for w in asks.names if w in asks.asked and any(topics.same_word(w, f) for f in everywhere)}
     in_language = detect_language(passage.text) == lang
     bonus = min(len(named), 2) + context_bonus + (0.3 if in_language else 0.0) + 0.4 / (1 + passage.rank)
-    return _Context(index, passage, covers, named, bonus, in_language)
+    years = frozenset(_YEAR.findall(f"{passage.title} {passage.heading} {passage.text}"))
+    return _Context(index, passage, covers, named, bonus, in_language, years)
 
 
 def _score_passage(asks: _Question, ctx: _Context, nearest: str | None = None,
@@ -340,8 +352,11 @@ def _score_passage(asks: _Question, ctx: _Context, nearest: str | None = None,
             # "What grade did she get for her PhD?": the PhD and the topic (education), but no grade
             typed=not asks.answer_type or asks.answer_type in covers | ctx.covers | asks.triggers,
         ) or (sentence == nearest and evidence and bool(covers | ctx.covers))
-        scored.append(_Scored(score, linked, ctx.index, i, sentence, frozenset(covers | ctx.covers), ctx.in_language,
-                              (meaning or {}).get(sentence, 0.0)))
+        # what can never answer: no amount for "what does it cost", a passage that names no year of
+        # "What will a keynote cost in 2028?"
+        possible = not (asks.measure and not evidence) and asks.years <= ctx.years
+        scored.append(_Scored(score, linked and possible, ctx.index, i, sentence, frozenset(covers | ctx.covers),
+                              ctx.in_language, (meaning or {}).get(sentence, 0.0), possible))
     return scored
 
 

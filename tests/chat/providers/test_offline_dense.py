@@ -112,3 +112,15 @@ def test_a_number_counts_the_noun_that_follows_it(counted, sentence, translate, 
     from chat.providers.offline.extract import _counts
 
     assert _counts(counted, sentence, translate=translate) is counts
+
+
+def test_a_question_that_pins_down_an_amount_or_a_year_is_declined_without_it():
+    passages = [Passage("Project: Zaal Noord", "Result",
+                        "Zaal Noord reopened with a new sound desk. Lot led a team of four for the client.", 0)]
+    # the project's words are there, its cost is not
+    assert choose("What did the Zaal Noord project cost the client?", passages, lang="en", owner="Lot Brouwer") == []
+    assert choose("Hoeveel weegt de nieuwe geluidstafel?", passages, lang="nl", owner="Lot Brouwer") == []
+    rates = [Passage("Rates", "", "A keynote costs 1,500 euro. A workshop day costs 1,800 euro.", 0, on_topic=True)]
+    assert choose("What does a keynote cost?", rates, lang="en", owner="Lot Brouwer")
+    # the rates say nothing of 2029: not even the availability pages' fallback quotes them
+    assert choose("What will a keynote cost in 2029?", rates, lang="en", owner="Lot Brouwer") == []
