@@ -84,8 +84,11 @@ def _availability_pattern(names: str) -> re.Pattern:
         # Dutch
         r"\bbeschikba\w*", r"\b\w*tarie\w*", r"\bwat kost\b", rf"\bkost {hem}\b",
         r"\bhoeveel (?:vraagt|kost|rekent|bedraagt|verdient)\b", r"\bprijs\b",
-        rf"\b(?:wanneer|hoe snel|vanaf wanneer|per wanneer)\b{_GAP}\b(?:beginnen|starten|begint|start|beschikbaar|"
+        rf"\b(?:wanneer|hoe snel|vanaf wanneer|per wanneer)\b{_GAP}\b(?:beginnen|starten|beschikbaar|"
         r"aan de slag|inzetbaar|instappen)\b",
+        # "Wanneer begint hij?", not "Wanneer begint de zomertijd?": the owner starts
+        rf"\b(?:wanneer|hoe snel|vanaf wanneer|per wanneer)\b{_GAP}\b(?:begint|start)\s+(?:ze|zij|hij|je|jij|u|"
+        rf"{names})\b",
         r"\b(?:inhuren|inschakelen|inhuur|inzetbaar)\b", r"\bneemt\b{_GAP}\bopdracht\w*", r"\bopdrachten? aan\b",
         r"\b(?:dagen|uren) per week\b", r"\bvaste baan\b", r"\bfulltime\b", r"\bparttime\b", r"\bzzp\w*",
         r"\bnieuwe opdracht\w*", rf"\b(?:kan|kun|zou|wil) {hem} (?:beginnen|starten|instappen)\b",

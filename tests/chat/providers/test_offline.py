@@ -47,6 +47,7 @@ def asked(text: str) -> list[dict]:
         ("Hoeveel vraagt hij per uur?", "nl"),
         ("Neemt ze nog opdrachten aan?", "nl"),
         ("Is Sam beschikbaar in maart?", "nl"),
+        ("Wanneer begint hij bij ons?", "nl"),
     ],
 )
 async def test_availability_in_the_ways_people_ask_it(question, language):
@@ -56,7 +57,8 @@ async def test_availability_in_the_ways_people_ask_it(question, language):
 @pytest.mark.parametrize(
     "question",
     ["Which projects used Kafka?", "When did she start at her current job?", "How does the planner handle messages?",
-     "What did he write about retrieval?", "Waar spreekt ze op conferenties over?", "Wat heeft hij gebouwd?"],
+     "What did he write about retrieval?", "Waar spreekt ze op conferenties over?", "Wat heeft hij gebouwd?",
+     "Wanneer begint het congres waar hij spreekt?"],
 )
 async def test_other_questions_are_searched_in_the_visitors_words(question):
     assert await tools_for(asked(question)) == [("search_knowledge", {"query": question})]
