@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import date
 
-from chat.providers.offline import dense
+from chat.providers.offline.dense import nearest as dense_nearest
+from chat.providers.offline.dense import similarities as dense_similarities
+from chat.providers.offline.dense import translated as dense_translated
 from chat.providers.offline.sentences import split_sentences
 from knowledge import topics
 from knowledge.language import detect_language
@@ -61,31 +64,33 @@ _KINDS = [
                          r"universiteit|school))\b", re.IGNORECASE)),
 ]
 # What a "how much / how long" question measures: a duration wants a number of hours, days or
-# years (or a start: "since 2019"), a price an amount of money. Any number is not an answer:
-# "How long was the line down?" is not answered by "9,000 loaves an hour".
-_UNITS = (r"seconds?|minutes?|hours?|(?:working |business )?days?|weeks?|months?|years?|seconden|minuut|minuten|uur|"
-          r"uren|dag|dagen|werkdagen|week|weken|maand|maanden|jaar|jaren")
+# years (or a start: "since 2019", "2019 - present", a year), a price an amount of money, a
+# weight a number of kilos. Any number is not an answer: "How long was the line down?" is not
+# answered by "9,000 loaves an hour". "How long" may ask a length too ("How long is the bridge?").
+_UNITS = (r"seconds?|secs?|minutes?|mins?|hours?|hrs?|(?:working |business )?days?|weeks?|months?|years?|"
+          r"seconden|minuut|minuten|uur|uren|dag|dagen|werkdagen|week|weken|maand|maanden|jaar|jaren|jr")
 _MEASURES = [
     ("duration", re.compile(r"\b(?:how long|hoe lang|how many (?:hours|days|weeks|months|years|minutes)|hoeveel "
                             r"(?:uur|uren|dagen|werkdagen|weken|maanden|jaar|jaren|minuten))\b", re.IGNORECASE)),
-    ("money", re.compile(r"\b(?:how much (?:(?:does|do|did|is|are|will|would)\b.*\b(?:cost|charge|fee|price|rate)|"
-                         r"money)|how expensive|what (?:does|do|did|would|will) (?:[\w'-]+ ){1,4}(?:cost|charge)|"
-                         r"hoeveel (?:kost|kostte|rekent|vraagt|geld)|wat (?:kost|kostte|kosten|rekent|vraagt)|"
-                         r"hoe duur)\b", re.IGNORECASE)),
+    # "What does a keynote cost?", "How much are her fees?", "Wat rekent hij per uur?"; not "How
+    # much did the error rate drop?" nor "Wat vraagt de klant?"
+    ("money", re.compile(r"\b(?:how much (?:(?:does|do|did|is|are|will|would|was|were)\b.*\b(?:costs?|charges?|fees?|"
+                         r"prices?|(?:hourly|day|daily) rates?)|money)|how expensive|what (?:does|do|did|would|will) "
+                         r"(?:[\w'-]+ ){1,4}(?:cost|charge)|hoeveel (?:kost|kosten|kostte|geld)|wat (?:kost|kosten|"
+                         r"kostte)|(?:hoeveel|wat) (?:rekent|vraagt|vragen|rekenen) (?:ze|zij|hij|je|jij|u)|hoe duur)"
+                         r"\b", re.IGNORECASE)),
     ("weight", re.compile(r"\b(?:how heavy|how much (?:does|do|did) (?:[\w'-]+ ){1,4}weigh|hoe zwaar|hoeveel "
                           r"(?:weegt|woog|wegen))\b", re.IGNORECASE)),
-    ("distance", re.compile(r"\b(?:how far|hoe ver|how many (?:kilometres|kilometers|km|miles|metres|meters)|"
-                            r"hoeveel (?:kilometer|km|meter))\b", re.IGNORECASE)),
 ]
+_NUMBER = rf"(?:\d[\d.,]*|\b(?:{'|'.join(_NUMBER_WORDS.split())}|anderhalf|several|enkele))"
+_LENGTH = re.compile(r"\d[\d.,]*\s*-?\s*(?:km|kilomet(?:er|re)s?|miles?|m|met(?:er|re)s?)\b", re.IGNORECASE)
 _MEASURE_EVIDENCE = {
-    "duration": re.compile(rf"(?:\d[\d.,]*|\b(?:{'|'.join(_NUMBER_WORDS.split())}))\s*-?\s*"
-                           rf"(?:{_UNITS})\b|\b(?:since|sinds|vanaf|from)\s+(?:\w+\s+)?"
-                           r"(?:19|20)\d\d\b", re.IGNORECASE),
-    "money": re.compile(r"[€$£]\s?\d|\d[\d.,]*\s?(?:euro|eur|dollars?|pounds?)\b|\b(?:euro|eur)\s?\d",
+    "duration": re.compile(rf"{_NUMBER}\s*-?\s*(?:{_UNITS})\b|\b(?:19|20)\d\d\b", re.IGNORECASE),
+    "money": re.compile(r"[€$£]\s*\d|\d[\d.,]*(?:,-)?\s*(?:k|duizend|thousand|million|miljoen|mln|billion|miljard)?"
+                        r"\s*(?:euros?|eur|dollars?|usd|gbp|chf|pounds?)\b|\b(?:euros?|eur|usd|gbp|chf)\s*\d",
                         re.IGNORECASE),
-    "weight": re.compile(r"\d[\d.,]*\s?(?:kg|kilos?|kilograms?|kilogrammes?|grams?|gram|g|tons?|tonnes?|ton|"
-                         r"pounds?|lbs?)\b", re.IGNORECASE),
-    "distance": re.compile(r"\d[\d.,]*\s?(?:km|kilomet(?:er|re)s?|miles?|m|met(?:er|re)s?)\b", re.IGNORECASE),
+    "weight": re.compile(r"\d[\d.,]*\s*(?:kg|kilos?|kilograms?|kilogrammes?|grams?|gram|tons?|tonnes?|ton|lbs?)\b",
+                         re.IGNORECASE),
 }
 # Dutch "waar" is "where" unless it ends in a preposition: "Waar spreekt ze over?" asks what about.
 _WAAR = re.compile(r"\bwaar\b(?!.*\b(?:over|mee|aan|voor|door|van|op|naar|uit|bij|in|toe|om|tegen)\s*\??\s*$)",
@@ -123,10 +128,12 @@ META = re.compile(r"\b(?:this|these) (?:cv|page|pages|document|article|overview|
 _ANSWER_TYPE = re.compile(r"\b(?:which|what|welke?|wat voor(?: een)?)\s+(?!(?:is|are|was|were|does|did|do|has|have|"
                           r"kind|sort|type|zijn|heeft|doet|soort)\b)([a-z][\w-]{2,})", re.IGNORECASE)
 # "How many students ...?": the thing counted, which the number in an answer counts
-_COUNTED = re.compile(r"\b(?:how many|hoeveel)\s+(?!(?:of|van|de|het|the|times|keer|keren)\b)([^\W\d_][\w-]{2,})",
-                      re.IGNORECASE)
-_COUNT = re.compile(rf"(?:\d[\d.,]*\s?%?|\b(?:{'|'.join(_NUMBER_WORDS.split())})\b)((?:\s+[^\W\d_][\w'-]*){{1,3}})",
-                    re.IGNORECASE)
+_COUNTED = re.compile(r"\b(?:how many|hoeveel)\s+(?!(?:of|van|de|het|the|times|keer|keren|is|are|was|were|do|does|"
+                      r"did|has|have|had|will|would|can|could|heeft|hebben|had|zijn|is|was|kost|kosten|een|a|an|"
+                      r"zal|zou|kan|kun)\b)([^\W\d_][\w-]{2,})", re.IGNORECASE)
+# a number and the next two words ("81% of students", "62 machines"), not "one of the ..."
+_COUNT = re.compile(rf"(?:\d[\d.,]*\s?%?|\b(?:{'|'.join(_NUMBER_WORDS.split())})\b)(?!\s+(?:of|van)\s+(?:the|de|het|"
+                    r"them|hen|those|these|die|deze)\b)((?:\s+[^\W\d_][\w'-]*){1,2})", re.IGNORECASE)
 _CAPITALISED = re.compile(r"(?<=[\s(\"'])([A-Z][\w'-]*|\w*\d\w*)")
 
 
@@ -177,7 +184,8 @@ def question_kind(question: str) -> str | None:
 
 
 def question_measure(question: str) -> str | None:
-    """``duration`` or ``money`` for a question that asks how long or what something costs."""
+    """``duration``, ``money`` or ``weight`` for a question that asks how long, what something
+    costs or how heavy it is."""
     return next((measure for measure, pattern in _MEASURES if pattern.search(question)), None)
 
 
@@ -234,8 +242,8 @@ def choose(question: str, passages: list[Passage], *, lang: str, owner: str, lim
     are quoted at all.
     """
     asks = _read_question(question, passages, owner)
-    meaning = dense.similarities(question, [s for passage in passages for s in split_sentences(passage.text)])
-    nearest = dense.nearest(meaning)
+    meaning = dense_similarities(question, [s for passage in passages for s in split_sentences(passage.text)])
+    nearest = dense_nearest(meaning)
     scored = [item for p, passage in enumerate(passages)
               for item in _score_passage(asks, _context(asks, p, passage, lang), nearest, meaning)]
     ranked = sorted((s for s in scored if s.linked), key=_best_first)
@@ -291,7 +299,7 @@ def _read_question(question: str, passages: list[Passage], owner: str) -> _Quest
         triggers={w for w in asked if topics.topics_of(w)}, defines=bool(_DEFINE.search(question)),
         answer_type=typed.group(1).lower() if typed else "",
         counted=counted.group(1).lower() if (counted := _COUNTED.search(question)) else "",
-        years=frozenset(_YEAR.findall(question)),
+        years=frozenset(_ASKED_YEAR.findall(question)),
         # "How old is Sam?" asks a fact, "Who is Sam?" asks about her
         about_owner=not asked and not topic_words and not frame,
     )
@@ -308,7 +316,7 @@ def _context(asks: _Question, index: int, passage: Passage, lang: str) -> _Conte
     named = {w for w in asks.names if w in asks.asked and any(topics.same_word(w, f) for f in everywhere)}
     in_language = detect_language(passage.text) == lang
     bonus = min(len(named), 2) + context_bonus + (0.3 if in_language else 0.0) + 0.4 / (1 + passage.rank)
-    years = frozenset(_YEAR.findall(f"{passage.title} {passage.heading} {passage.text}"))
+    years = _years(f"{passage.title} {passage.heading} {passage.text}")
     return _Context(index, passage, covers, named, bonus, in_language, years)
 
 
@@ -328,7 +336,7 @@ def _score_passage(asks: _Question, ctx: _Context, nearest: str | None = None,
         found = [w for w in topics.content_words(sentence) if w not in asks.owner_words]
         own_words = {w for w in asks.asked if any(topics.same_word(w, f) for f in found)}
         # a word that names nothing ("jaar") translates nothing worth finding ("annual salary")
-        covers = own_words | (dense.translated([w for w in asks.asked if w not in own_words],
+        covers = own_words | (dense_translated([w for w in asks.asked if w not in own_words],
                                                [f for f in found if f not in _GENERAL_WORDS])
                               if not ctx.in_language else set())
         # the topic in other words than the question's ("cat" for "pets")
@@ -367,14 +375,33 @@ _MODEL = re.compile(r"[\w-]*(?:[^\W\d_][\w-]*\d|\d[\w-]*[^\W\d_])[\w-]*")
 def _holds_evidence(kind: str | None, sentence: str, measure: str | None = None) -> bool:
     """Whether a sentence holds the kind of fact asked for. A year is a date, not a count: "how
     many" is not answered by "since 2019"."""
+    if measure:  # whatever else the question asks ("When ..., and what does it cost?")
+        return bool(_MEASURE_EVIDENCE[measure].search(sentence)
+                    or (measure == "duration" and _LENGTH.search(sentence)))
     if not kind:
         return False
-    if kind == "quantity" and measure:
-        return bool(_MEASURE_EVIDENCE[measure].search(sentence))
     if kind == "quantity":
         # nor is the digit of a model's name ("S5", "S7-1500") a count
         sentence = _YEAR.sub(" ", _MODEL.sub(" ", sentence))
     return bool(_EVIDENCE[kind].search(sentence))
+
+
+# A year the question asks about: "in 2028", "since 2019", "in March 2028"; not "2000 visitors"
+_ASKED_YEAR = re.compile(r"\b(?:in|since|from|until|till|by|before|after|during|of|for|tot|sinds|vanaf|voor|na|per|"
+                         r"rond|around|tijdens|van)\s+(?:[a-z]+\s+)?((?:19|20)\d\d)\b(?!\s*(?:euros?|eur|€|%))",
+                         re.IGNORECASE)
+_RANGE = re.compile(r"\b((?:19|20)\d\d)\s*(?:[\u2013\u2014-]|to|tot|until)\s*"
+                    r"((?:19|20)\d\d|present|now|today|heden|nu)\b", re.IGNORECASE)
+
+
+def _years(text: str) -> frozenset[str]:
+    """The years a text names, the years inside its ranges included ("2019-2021" names 2020,
+    "2019 - present" every year since; en dashes too)."""
+    years = set(_YEAR.findall(text))
+    for start, end in _RANGE.findall(text):
+        last = int(end) if end.isdigit() else date.today().year
+        years.update(str(y) for y in range(int(start), min(last, int(start) + 100) + 1))
+    return frozenset(years)
 
 
 def _counts(counted: str, sentence: str, *, translate: bool) -> bool:
@@ -385,7 +412,7 @@ def _counts(counted: str, sentence: str, *, translate: bool) -> bool:
     following = [w for match in _COUNT.finditer(sentence) for w in topics.content_words(match.group(1))]
     if any(topics.same_word(counted, w) for w in following):
         return True
-    return translate and bool(following) and bool(dense.translated([counted], following))
+    return translate and bool(following) and bool(dense_translated([counted], following))
 
 
 def _best_first(item: _Scored) -> tuple[float, float, int, int]:

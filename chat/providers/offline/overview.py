@@ -39,10 +39,24 @@ _PROFILE_WORDS = frozenset(
     "work works job jobs kind sort type profession occupation role field werk werkt baan beroep soort vak "
     "functie rol doing doe doet does do did living leven".split()
 )
-# The question word opens the question or a clause of it ("In a nutshell, what ...?"), after a
-# preposition at most ("Aan welke projecten ...?", "For which clients ...?").
-_ASKS = re.compile(r"(?:^|[,:;])\s*(?:(?:aan|in|met|voor|bij|op|van|over|at|for|with|on|from|to)\s+)?"
+# The question word opens the question, after a preposition at most ("Aan welke projecten ...?",
+# "For which clients ...?"), or after a clause of nothing but softening words ("In a nutshell,
+# what ...?"; not "Other than work, what does she do?").
+_ASKS = re.compile(r"^\s*(?:(?:aan|in|met|voor|bij|op|van|over|at|for|with|on|from|to)\s+)?"
                    r"(?:what|who|which|tell|wat|wie|welke?|vertel)\b", re.IGNORECASE)
+_SOFTENING = frozenset(
+    "so well ok okay and but in a short nutshell brief briefly general overall dus nou oké oke en maar kort kortom "
+    "gezegd samengevat het algemeen".split()
+)
+_WHO = re.compile(r"^\s*(?:who|whom|wie)\b", re.IGNORECASE)
+
+
+def _asks(question: str) -> str | None:
+    """The question from its question word on, or None when it does not open with one."""
+    head, comma, rest = question.partition(",")
+    if comma and set(topics.words(head)) <= _SOFTENING:
+        question = rest
+    return question if _ASKS.search(question) else None
 
 
 def _rest(question: str, owner: str) -> set[str]:
@@ -51,8 +65,10 @@ def _rest(question: str, owner: str) -> set[str]:
 
 
 def overview_kind(question: str, owner: str) -> str | None:
-    """``project`` or ``article`` when the question asks for all documents of that kind."""
-    if not _ASKS.search(question):
+    """``project`` or ``article`` when the question asks for all documents of that kind ("Who
+    worked on the project?" asks for a person)."""
+    question = _asks(question)
+    if question is None or _WHO.search(question):
         return None
     rest = _rest(question, owner) - _GENERAL
     for kind, words in KIND_WORDS.items():
@@ -64,6 +80,7 @@ def overview_kind(question: str, owner: str) -> str | None:
 def asks_profile(question: str, owner: str) -> bool:
     """A question about what the owner does or who the owner is, in general."""
     # "Who is Noor?" asks for the profile too; "where", "when", "how many" ask for one fact
-    if not _ASKS.search(question) or question_kind(question) not in (None, "who"):
+    question = _asks(question)
+    if question is None or question_kind(question) not in (None, "who"):
         return False
     return not (_rest(question, owner) - _GENERAL - _PROFILE_WORDS)

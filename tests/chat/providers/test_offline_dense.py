@@ -49,8 +49,10 @@ def test_an_english_question_finds_its_fact_in_a_dutch_sentence(monkeypatch):
     # what the Dutch page does not say is still declined
     assert choose("How old is his dog?", passages, lang="en", owner="Bas Mulder") == []
     # and it is the translation that found it: by its words alone the question matches nothing
-    monkeypatch.setattr(dense, "translated", lambda asked, found: set())
-    monkeypatch.setattr(dense, "nearest", lambda scores: None)
+    from chat.providers.offline import extract
+
+    monkeypatch.setattr(extract, "dense_translated", lambda asked, found: set())
+    monkeypatch.setattr(extract, "dense_nearest", lambda scores: None)
     assert choose(question, passages, lang="en", owner="Bas Mulder") == []
 
 
@@ -103,6 +105,7 @@ def test_how_many_is_answered_by_the_number_that_counts_the_thing_asked_about():
 @pytest.mark.parametrize(("counted", "sentence", "translate", "counts"), [
     ("participants", "Afterwards 64% of participants changed how they work.", False, True),
     ("participants", "Each participant gets twelve minutes.", False, False),  # twelve counts minutes
+    ("participants", "It lasts 90 minutes and one of the participants is a student.", False, False),
     ("machines", "He delivered 62 machines in five years.", False, True),
     ("deelnemers", "Last year 64 participants took part.", True, True),
     ("deelnemers", "Last year 64 participants took part.", False, False),  # no translation within a language
@@ -124,3 +127,46 @@ def test_a_question_that_pins_down_an_amount_or_a_year_is_declined_without_it():
     assert choose("What does a keynote cost?", rates, lang="en", owner="Lot Brouwer")
     # the rates say nothing of 2029: not even the availability pages' fallback quotes them
     assert choose("What will a keynote cost in 2029?", rates, lang="en", owner="Lot Brouwer") == []
+
+
+@pytest.mark.parametrize(("question", "text", "on_topic", "expected"), [
+    # a cost asked alongside a date is still answered by the amount
+    ("What will a keynote cost next year?", "She is fully booked until June. A keynote costs 1,500 euro.", True,
+     ["A keynote costs 1,500 euro."]),
+    ("What does a keynote cost?", "Travel is extra. A keynote costs 1,500 euros.", True,
+     ["A keynote costs 1,500 euros."]),
+    # "how long" may ask a length; a start year answers how long something has gone on
+    ("How long is the footbridge?", "The new footbridge is 120 metres long. It opened in May.", False,
+     ["The new footbridge is 120 metres long."]),
+    ("How long has she lived in Delft?", "Lot moved to Delft in 2015. She likes the canals.", False,
+     ["Lot moved to Delft in 2015."]),
+    # a year inside a range is named by it
+    ("What did she do at Acme in 2020?", "At Acme (2019–2021) she built the sound system for the main hall.", False,
+     ["At Acme (2019–2021) she built the sound system for the main hall."]),
+])
+def test_what_a_question_pins_down_is_read_in_its_usual_spellings(question, text, on_topic, expected):
+    quotes = choose(question, [Passage("Doc", "Section", text, 0, on_topic)], lang="en", owner="Lot Brouwer")
+    assert [s for q in quotes for s in q.sentences] == expected
+
+
+@pytest.mark.parametrize(("question", "measure"), [
+    ("How much does she charge per day?", "money"), ("How much are her fees?", "money"),
+    ("Hoeveel kosten de workshops?", "money"), ("Wat rekent hij per uur?", "money"),
+    ("How long did the move take?", "duration"), ("Hoe zwaar is de kast?", "weight"),
+    # not a price, not a distance
+    ("How much is the success rate?", None), ("How much did the error rate drop?", None),
+    ("Wat vraagt de klant meestal?", None), ("How far along is the project?", None),
+])
+def test_what_a_question_measures(question, measure):
+    from chat.providers.offline.extract import question_measure
+
+    assert question_measure(question) == measure
+
+
+def test_a_year_is_read_where_the_question_asks_about_one_and_ranges_name_their_years():
+    from chat.providers.offline.extract import _ASKED_YEAR, _years
+
+    assert _ASKED_YEAR.findall("What will her rate be in 2028?") == ["2028"]
+    assert _ASKED_YEAR.findall("Does a keynote cost less than 2000 euro?") == []
+    assert {"2019", "2020", "2021"} <= _years("Acme (2019-2021)")
+    assert "2020" not in _years("Acme 2019, Beta 2021")

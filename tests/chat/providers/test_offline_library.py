@@ -67,7 +67,8 @@ def test_the_documents_are_read_from_the_prompt_with_kind_and_language():
     ("Aan welke projecten heeft Lot zoal gewerkt?", "project"),
     ("So, which projects has she actually done?", "project"),
     ("Which projects used Dante networking?", None), ("What has she written about acoustics?", None),
-    ("Aan welke zaal werkt ze nu?", None),
+    ("Aan welke zaal werkt ze nu?", None), ("During a project, what does she do?", None),
+    ("Wie werkte er aan het project?", None), ("Who worked on the project?", None),
     ("Where does she live?", None),
 ])
 def test_an_overview_is_asked_with_nothing_but_the_kind(question, kind):
@@ -81,6 +82,7 @@ def test_an_overview_is_asked_with_nothing_but_the_kind(question, kind):
     ("In short, what does she do?", True),
     ("What does she do in her spare time?", False), ("Where does she work?", False),
     ("When did she start?", False), ("In a nutshell, how does she tune a hall?", False),
+    ("Other than work, what does she do?", False), ("Na het werk, wat doet ze?", False), ("Yes, tell me more", False),
 ])
 def test_a_profile_question_names_nothing_but_the_owner_and_work(question, profile):
     assert asks_profile(question, OWNER) is profile
