@@ -1,7 +1,9 @@
 """No code knows the sample owner. Every owner replaces ``knowledge/content/``; a rule, word or
 example that names the sample's people, employers or projects fits one knowledge base only.
 Their names may appear in that folder, in the tests and in the sample's eval data, nowhere else
-that runs or configures the twin (the prose documentation may describe the sample)."""
+that runs or configures the twin (the prose documentation may describe the sample). Other owners'
+fixtures (``evals/owners/``) are owner material too: two fictional owners may both have worked in
+Utrecht."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from twinsite.env import knowledge_owner_name
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "knowledge" / "content"
-ALLOWED = ("knowledge/content/", "tests/", "evals/data/", "docs/")
+ALLOWED = ("knowledge/content/", "tests/", "evals/data/", "evals/owners/", "docs/")
 # Capitalised words of the sample that also belong to any other text: sentence starts, months,
 # languages, places and technologies many owners name.
 _COMMON = re.compile(r"[A-Z][a-z]+")
