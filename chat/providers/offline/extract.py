@@ -129,7 +129,7 @@ _ANSWER_TYPE = re.compile(r"\b(?:which|what|welke?|wat voor(?: een)?)\s+(?!(?:is
                           r"kind|sort|type|zijn|heeft|doet|soort)\b)([a-z][\w-]{2,})", re.IGNORECASE)
 # "How many students ...?": the thing counted, which the number in an answer counts
 _COUNTED = re.compile(r"\b(?:how many|hoeveel)\s+(?!(?:of|van|de|het|the|times|keer|keren|is|are|was|were|do|does|"
-                      r"did|has|have|had|will|would|can|could|heeft|hebben|had|zijn|is|was|kost|kosten|een|a|an|"
+                      r"did|has|have|had|will|would|can|could|heeft|hebben|zijn|kost|kosten|een|a|an|"
                       r"zal|zou|kan|kun)\b)([^\W\d_][\w-]{2,})", re.IGNORECASE)
 # a number and the next two words ("81% of students", "62 machines"), not "one of the ..."
 _COUNT = re.compile(rf"(?:\d[\d.,]*\s?%?|\b(?:{'|'.join(_NUMBER_WORDS.split())})\b)(?!\s+(?:of|van)\s+(?:the|de|het|"
@@ -316,7 +316,8 @@ def _context(asks: _Question, index: int, passage: Passage, lang: str) -> _Conte
     named = {w for w in asks.names if w in asks.asked and any(topics.same_word(w, f) for f in everywhere)}
     in_language = detect_language(passage.text) == lang
     bonus = min(len(named), 2) + context_bonus + (0.3 if in_language else 0.0) + 0.4 / (1 + passage.rank)
-    years = _years(f"{passage.title} {passage.heading} {passage.text}")
+    # read only when the question names a year: most do not
+    years = _years(f"{passage.title} {passage.heading} {passage.text}") if asks.years else frozenset()
     return _Context(index, passage, covers, named, bonus, in_language, years)
 
 
