@@ -55,6 +55,7 @@ class ToolContext:
     tool_call_id: str
     retrieved: list[dict] = field(default_factory=list)  # hits seen by this call, for the trace
     query_vectors: dict = field(default_factory=dict)  # embeddings started this turn: text -> {model: Future}
+    question: str = ""  # the visitor's question (masked), whose words say whether it is about the owner
 
 
 @dataclass(frozen=True)
@@ -130,8 +131,12 @@ async def _search(args: SearchArgs, ctx: ToolContext) -> dict:
         args.query, embedders=embedders, query_vectors=vectors
     )
     primary = embedders[0]
-    ctx.retrieved.extend(hit.as_dict() | {"relevant": knowledge.is_relevant(hit, primary)} for hit in hits)
-    relevant = [hit for hit in hits if knowledge.is_relevant(hit, primary)]
+    # the visitor's words or the model's query name the owner (the offline twin's query leaves the
+    # name out)
+    owner_asked = knowledge.about_owner(f"{ctx.question} {args.query}", settings.TWIN_OWNER_NAME)
+    verdicts = [knowledge.is_relevant(hit, primary, owner_asked=owner_asked) for hit in hits]
+    ctx.retrieved.extend(hit.as_dict() | {"relevant": ok} for hit, ok in zip(hits, verdicts, strict=True))
+    relevant = [hit for hit, ok in zip(hits, verdicts, strict=True) if ok]
     budget = settings.TWIN_SEARCH_RESULT_CHARS
     results = []
     for hit in relevant:

@@ -6,9 +6,11 @@ from django.db import connection, transaction
 from knowledge.models import Document
 from knowledge.prefix import knowledge_prefix
 from knowledge.selectors import (
+    ABOUT_OWNER_LEXICAL,
     HEADING_WEIGHT,
     RRF_K,
     SearchHit,
+    about_owner,
     availability_chunks,
     is_relevant,
     knowledge_search,
@@ -230,6 +232,20 @@ def test_relevance_takes_agreement_and_language_into_account(settings, embedders
     # a passage holding every word of the question (two or more) needs a little less similarity too
     assert is_relevant(hit(dense_score=floor - 0.04, fulltext_rank=1, fulltext_held=1.0), embedders[0])
     assert not is_relevant(hit(dense_score=floor - 0.04, fulltext_rank=1, fulltext_held=0.5), embedders[0])
+    # a question about the owner (by name or pronoun) needs a little less similarity too
+    assert is_relevant(hit(dense_score=floor - ABOUT_OWNER_LEXICAL), embedders[0], owner_asked=True)
+    assert not is_relevant(hit(dense_score=floor - ABOUT_OWNER_LEXICAL - 0.01), embedders[0], owner_asked=True)
+    assert not is_relevant(hit(dense_score=floor - ABOUT_OWNER_LEXICAL), embedders[0])
+
+
+def test_a_question_is_about_the_owner_by_name_or_pronoun():
+    for question in ("Where did Jo Visser study?", "Has VISSER ever lived abroad?", "What does she charge?",
+                     "Do they speak French?", "Wat kost hij per dag?", "Heeft ze huisdieren?", "Hun vak?",
+                     "Who is the owner of this site?"):
+        assert about_owner(question, "Jo Visser"), question
+    for question in ("What is the boiling point of mercury?", "Wat zijn de regels van cricket?",
+                     "Can you write my essay?", "Who is Jon?", "Visserij in Urk?"):
+        assert not about_owner(question, "Jo Visser"), question
 
 
 def test_availability_chunks_come_once_each_in_the_visitors_language(kb):

@@ -24,7 +24,8 @@ async def execute_tools(state: AgentState, runtime: Runtime[TurnContext]) -> dic
     for call in state.get("pending_calls") or []:
         name, call_id = call["function"]["name"], call["id"]
         runtime.stream_writer({"type": "tool", "name": name, "status": "started"})
-        payload, status = await _run_tool(name, call_id, call["function"]["arguments"], approved, ctx)
+        payload, status = await _run_tool(name, call_id, call["function"]["arguments"], approved, ctx,
+                                          question=state.get("question") or "")
         runtime.stream_writer({"type": "tool", "name": name, "status": status})
         ctx.recorder.tool_calls.append({
             "id": call_id, "name": name, "arguments": call["function"]["arguments"],
@@ -36,7 +37,7 @@ async def execute_tools(state: AgentState, runtime: Runtime[TurnContext]) -> dic
 
 
 async def _run_tool(name: str, call_id: str, raw_args: str, approved: set[str],
-                    ctx: TurnContext) -> tuple[dict, str]:
+                    ctx: TurnContext, *, question: str = "") -> tuple[dict, str]:
     tool = TOOLS.get(name)
     if tool is None:
         return {"error": f"unknown tool {name!r}; available: {', '.join(TOOLS)}"}, "error"
@@ -48,7 +49,7 @@ async def _run_tool(name: str, call_id: str, raw_args: str, approved: set[str],
     except ValueError as exc:
         return {"error": str(exc)}, "invalid"
     tool_ctx = ToolContext(conversation_id=ctx.conversation_id, tool_call_id=call_id,
-                           query_vectors=ctx.query_vectors)
+                           query_vectors=ctx.query_vectors, question=question)
     try:
         payload = await asyncio.wait_for(tool.run(args, tool_ctx), timeout=tool.timeout)
     except TimeoutError:

@@ -68,3 +68,27 @@ def test_ordinary_addresses_are_accepted(email) -> None:
 def test_tool_statuses_are_the_strings_the_model_reads() -> None:
     assert [s.value for s in ToolStatus] == ["awaiting_owner_approval", "already_pending", "approved_and_passed_on",
                                             "rejected_by_owner", "expired"]
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_question_about_the_owner_lowers_the_relevance_floor(kb, settings, monkeypatch) -> None:
+    # the floor set just above every passage's similarity, the other relaxations off: only the
+    # owner's name in the visitor's question (or a pronoun) lets one through, and the trace says so
+    from asgiref.sync import sync_to_async
+
+    from chat.agent.tools import SearchArgs, ToolContext
+    from knowledge import selectors
+    from knowledge.selectors import ABOUT_OWNER_LEXICAL, knowledge_search
+
+    for constant in ("SAME_LANGUAGE_LEXICAL", "CROSS_LANGUAGE_LEXICAL", "ALL_WORDS_LEXICAL"):
+        monkeypatch.setattr(selectors, constant, 0.0)
+    query = "Which dog breeds are shown at the festival?"
+    best = max(hit.dense_score for hit in await sync_to_async(knowledge_search)(query))
+    settings.TWIN_RELEVANCE_FLOOR = best + ABOUT_OWNER_LEXICAL / 2
+    search = TOOLS["search_knowledge"].run
+    for question, found in ((query, False), (f"{settings.TWIN_OWNER_NAME}: {query}", True),
+                            ("Which dog breeds does she show?", True)):
+        ctx = ToolContext(conversation_id="c", tool_call_id="t", question=question)
+        payload = await search(SearchArgs(query=query), ctx)
+        assert bool(payload["results"]) is found, question
+        assert any(hit["relevant"] for hit in ctx.retrieved) is found
