@@ -142,8 +142,9 @@ class OfflineProvider:
             question = plan.question or turn.question
             if plan.context:  # what "it" is: the earlier question's words, without its question words
                 question = f"{question} ({' '.join(topics.content_words(plan.context))})"
-            quotes = choose(question, passages, lang=lang, owner=self.owner, limit=self.max_quotes) \
-                if plan.question or not parts else []
+            subjects = frozenset(w for d in docs if d.kind != "availability" for w in topics.content_words(d.title))
+            quotes = choose(question, passages, lang=lang, owner=self.owner, limit=self.max_quotes,
+                            subjects=subjects) if plan.question or not parts else []
             languages = {d.title: d.lang for d in docs}
             if quotes:
                 parts.append(words("offline.found"))

@@ -211,6 +211,7 @@ class _Question:
     counted: str  # the noun of "how many students", or ""
     years: frozenset[str]  # the years it names ("in 2028"): a passage that names none of them does not answer
     about_owner: bool  # "Who is Sam?": every passage the search found is about her
+    subjects: frozenset[str] = frozenset()  # the names it uses that name a document's subject ("Marram")
 
 
 @dataclass(frozen=True)
@@ -224,9 +225,11 @@ class _Context:
     bonus: float  # added to each sentence's score (see _context)
     in_language: bool
     years: frozenset[str]  # the years its title, heading and text name
+    subjects: bool = False  # it names one of the question's subjects (_Question.subjects)
 
 
-def choose(question: str, passages: list[Passage], *, lang: str, owner: str, limit: int = 2) -> list[Quote]:
+def choose(question: str, passages: list[Passage], *, lang: str, owner: str, limit: int = 2,
+           subjects: frozenset[str] = frozenset()) -> list[Quote]:
     """The quotes that answer ``question``, best first; empty when no passage does.
 
     A sentence scores 1 for each of the question's words it contains (2 for the noun of "which
@@ -239,9 +242,11 @@ def choose(question: str, passages: list[Passage], *, lang: str, owner: str, lim
     that says little ("use"), counts half. A second sentence is quoted only when it adds one of the
     question's words the first lacks (scoring at least half the first), or when the question asks
     for a description (at least 0.75). Only sentences that speak of what was asked (``_linked``)
-    are quoted at all.
+    are quoted at all. ``subjects``: the words of the knowledge base's document titles; a question
+    that names one ("What did Marram cost to make?") is about that subject, and the availability
+    pages answer it only where they name it too.
     """
-    asks = _read_question(question, passages, owner)
+    asks = _read_question(question, passages, owner, subjects)
     meaning = dense_similarities(question, [s for passage in passages for s in split_sentences(passage.text)])
     nearest = dense_nearest(meaning)
     scored = [item for p, passage in enumerate(passages)
@@ -279,7 +284,8 @@ def _lists_asked(asks: _Question, passage: Passage) -> bool:
     return any(topics.same_word(asks.answer_type, word) for word in heading)
 
 
-def _read_question(question: str, passages: list[Passage], owner: str) -> _Question:
+def _read_question(question: str, passages: list[Passage], owner: str,
+                   subjects: frozenset[str] = frozenset()) -> _Question:
     owner_words = set(topics.words(owner))
     measure = question_measure(question)
     kind = question_kind(question) or ("quantity" if measure else None)
@@ -302,6 +308,7 @@ def _read_question(question: str, passages: list[Passage], owner: str) -> _Quest
         years=frozenset(_ASKED_YEAR.findall(question)),
         # "How old is Sam?" asks a fact, "Who is Sam?" asks about her
         about_owner=not asked and not topic_words and not frame,
+        subjects=frozenset(w for w in _names(question) - owner_words if w in subjects and not w.isdigit()),
     )
 
 
@@ -318,7 +325,8 @@ def _context(asks: _Question, index: int, passage: Passage, lang: str) -> _Conte
     bonus = min(len(named), 2) + context_bonus + (0.3 if in_language else 0.0) + 0.4 / (1 + passage.rank)
     # read only when the question names a year: most do not
     years = _years(f"{passage.title} {passage.heading} {passage.text}") if asks.years else frozenset()
-    return _Context(index, passage, covers, named, bonus, in_language, years)
+    subjects = any(topics.same_word(w, f) for w in asks.subjects for f in everywhere)
+    return _Context(index, passage, covers, named, bonus, in_language, years, subjects)
 
 
 def _score_passage(asks: _Question, ctx: _Context, nearest: str | None = None,
@@ -363,7 +371,9 @@ def _score_passage(asks: _Question, ctx: _Context, nearest: str | None = None,
         ) or (sentence == nearest and evidence and bool(covers | ctx.covers))
         # what can never answer: no amount for "what does it cost", a passage that names no year of
         # "What will a keynote cost in 2028?"
-        possible = not (asks.measure and not evidence) and asks.years <= ctx.years
+        # the rates page does not say what "the Marram typeface" cost, unless it names Marram
+        possible = (not (asks.measure and not evidence) and asks.years <= ctx.years
+                    and not (ctx.passage.on_topic and asks.subjects and not ctx.subjects))
         scored.append(_Scored(score, linked and possible, ctx.index, i, sentence, frozenset(covers | ctx.covers),
                               ctx.in_language, (meaning or {}).get(sentence, 0.0), possible))
     return scored

@@ -31,7 +31,8 @@ def passages(*indexes: int) -> list[Passage]:
 
 
 def answer(question: str, lang: str = "en", **kwargs) -> list[str]:
-    found = choose(question, kwargs.pop("found", None) or passages(), lang=lang, owner=OWNER)
+    found = choose(question, kwargs.pop("found", None) or passages(), lang=lang, owner=OWNER,
+                   subjects=kwargs.pop("subjects", frozenset()))
     return [f"{q.title}: {' '.join(q.sentences)}" for q in found]
 
 
@@ -164,3 +165,14 @@ def test_availability_pages_do_not_answer_what_they_do_not_name():
     assert answer("How much does he earn per year?", found=page) == []
     assert answer("Will his rate rise next year?", found=page) == []
     assert answer("When could he start?", found=page)
+
+
+def test_availability_pages_do_not_price_another_documents_subject():
+    # "Kestrel" is a project of the knowledge base: what it cost is not the owner's rate
+    rates = [Passage("Rates", "", "A keynote costs 1,500 euro. Remote work is 90 euro per hour.", 0, on_topic=True)]
+    subjects = frozenset({"project", "kestrel", "article", "dashboards"})
+    assert answer("What did the Kestrel project cost?", found=rates, subjects=subjects) == []
+    assert answer("What did the Kestrel project cost?", found=rates) == ["Rates: A keynote costs 1,500 euro."]
+    # a subject word written in lower case, or a name no document has, is no subject
+    assert answer("What does a keynote about dashboards cost?", found=rates, subjects=subjects)
+    assert answer("What does a keynote in Lisbon cost?", found=rates, subjects=subjects)
