@@ -303,7 +303,8 @@ def _read_question(question: str, passages: list[Passage], owner: str,
         owner_words=owner_words, kind=kind, measure=measure, asked=asked, topic_words=topic_words, names=names,
         focus={w for w in asked if w not in names and w not in _GENERAL_WORDS and not topics.topics_of(w)},
         triggers={w for w in asked if topics.topics_of(w)}, defines=bool(_DEFINE.search(question)),
-        answer_type=typed.group(1).lower() if typed else "",
+        # "In which city ...?": the kind of fact asked for (a place) says it already
+        answer_type=typed.group(1).lower() if typed and typed.group(1).lower() not in frame else "",
         counted=counted.group(1).lower() if (counted := _COUNTED.search(question)) else "",
         years=frozenset(_ASKED_YEAR.findall(question)),
         # "How old is Sam?" asks a fact, "Who is Sam?" asks about her
@@ -367,7 +368,7 @@ def _score_passage(asks: _Question, ctx: _Context, nearest: str | None = None,
             defines=asks.defines, on_topic=ctx.passage.on_topic, asks_topic=asks.answer_type in asks.triggers,
             kind=asks.kind, triggers=asks.triggers, own_words=own_words,
             # "What grade did she get for her PhD?": the PhD and the topic (education), but no grade
-            typed=not asks.answer_type or asks.answer_type in covers | ctx.covers | asks.triggers,
+            typed=not asks.answer_type or asks.answer_type in covers | ctx.covers,
         ) or (sentence == nearest and evidence and bool(covers | ctx.covers))
         # what can never answer: no amount for "what does it cost", a passage that names no year of
         # "What will a keynote cost in 2028?"
@@ -476,7 +477,7 @@ def _linked(focus: set[str], names: set[str], covers: set[str], context_covers: 
     if focus and (in_sentence >= 2 or (in_sentence and (len(focus) < 4 or context_covers & focus or evidence))):
         return True
     named = bool((covers | context_covers) & names)
-    if not focus and (named or related or (covers and evidence)):
+    if not focus and (named or (related and typed) or (covers and evidence)):
         return True  # "Where does he work now?": only general words, so the place must be there too
     if named and (evidence or defines or (related and typed)):
         return True  # "Is he certified in any SCADA product?": the name and the topic (certificates)

@@ -176,3 +176,15 @@ def test_availability_pages_do_not_price_another_documents_subject():
     # a subject word written in lower case, or a name no document has, is no subject
     assert answer("What does a keynote about dashboards cost?", found=rates, subjects=subjects)
     assert answer("What does a keynote in Lisbon cost?", found=rates, subjects=subjects)
+
+
+def test_which_x_of_a_broad_topic_wants_a_sentence_that_names_an_x():
+    # sport and volunteering share a topic (spare time); "which sport" is not answered by the
+    # volunteering, but "which city" by a place, the kind of fact it asks for
+    spare = [Passage("About Sam", "Outside work", "On Saturdays he volunteers at the food bank in Haarlem. "
+                                                  "He plays korfball in a sport club.", 0)]
+    assert answer("Which sport does he do?", found=spare) == ["About Sam: He plays korfball in a sport club."]
+    volunteering = [Passage("About Sam", "Outside work", "On Saturdays he volunteers at the food bank.", 0)]
+    assert answer("Which sport does he do?", found=volunteering) == []
+    assert answer("In which city does he volunteer?", found=spare) == [
+        "About Sam: On Saturdays he volunteers at the food bank in Haarlem."]
