@@ -241,7 +241,8 @@ def choose(question: str, passages: list[Passage], *, lang: str, owner: str, lim
     itself ("This CV lists ..."). A word the passage's title or heading names already, or a verb
     that says little ("use"), counts half. A second sentence is quoted only when it adds one of the
     question's words the first lacks (scoring at least half the first), or when the question asks
-    for a description (at least 0.75). Only sentences that speak of what was asked (``_linked``)
+    for a description (at least 0.75), or when it scores nearly as well as the first (``_TIE``:
+    which of the two answers is not for the scores to tell). Only sentences that speak of what was asked (``_linked``)
     are quoted at all. ``subjects``: the words of the knowledge base's document titles; a question
     that names one ("What did Marram cost to make?") is about that subject, and the availability
     pages answer it only where they name it too.
@@ -433,9 +434,14 @@ def _best_first(item: _Scored) -> tuple[float, float, int, int]:
     return -round(item.score, 6), -item.meaning, item.passage, item.index
 
 
+# A second sentence scoring this near the first is quoted with it: the scores cannot tell which
+# of the two answers ("Where does she teach?": two places, equally well matched).
+_TIE = 0.95
+
+
 def _pick(ranked: list[_Scored], asks: _Question, limit: int) -> list[_Scored]:
     """The best sentence (in the visitor's language when it says the same), and a second only
-    when it adds something: a word the first lacks, or more of a description."""
+    when it adds something (a word the first lacks, or more of a description) or ties with it."""
     best = _in_visitors_language(ranked[0], ranked, asks.owner_words)
     chosen = [best]
     for candidate in ranked:
@@ -446,7 +452,7 @@ def _pick(ranked: list[_Scored], asks: _Question, limit: int) -> list[_Scored]:
         if best.in_language and not candidate.in_language:
             continue  # no second language for an extra sentence
         adds = {w for w in candidate.covers - best.covers if w not in _GENERAL_WORDS}
-        if adds or (asks.defines and candidate.score >= 0.75 * best.score):
+        if adds or (asks.defines and candidate.score >= 0.75 * best.score) or candidate.score >= _TIE * best.score:
             chosen.append(candidate)
     return chosen
 

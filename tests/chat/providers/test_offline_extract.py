@@ -188,3 +188,16 @@ def test_which_x_of_a_broad_topic_wants_a_sentence_that_names_an_x():
     assert answer("Which sport does he do?", found=volunteering) == []
     assert answer("In which city does he volunteer?", found=spare) == [
         "About Sam: On Saturdays he volunteers at the food bank in Haarlem."]
+
+
+def test_two_sentences_that_score_alike_are_both_quoted():
+    # the twin cannot tell which of two equally good sentences answers: it quotes both, cited
+    found = [Passage("CV", "Teaching", "He teaches typography at Leiden University.", 0),
+             Passage("About Sam", "Teaching", "He teaches typography at the art academy in Eindhoven.", 0)]
+    assert sorted(answer("Where does he teach typography?", found=found)) == [
+        "About Sam: He teaches typography at the art academy in Eindhoven.",
+        "CV: He teaches typography at Leiden University."]
+    # one that scores clearly better stands alone
+    found[1] = Passage("About Sam", "Teaching", "He gives a workshop in Eindhoven now and then.", 0)
+    assert answer("Where does he teach typography?", found=found) == [
+        "CV: He teaches typography at Leiden University."]
