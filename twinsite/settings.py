@@ -296,7 +296,7 @@ TWIN_EMBED_API_MODEL = env_str("TWIN_EMBED_API_MODEL", "text-embedding-3-small")
 TWIN_EMBED_API_KEY = env_secret("TWIN_EMBED_API_KEY")
 if "api" in TWIN_EMBEDDERS and not TWIN_EMBED_API_URL:
     raise ImproperlyConfigured("TWIN_EMBED_API_URL must be set when TWIN_EMBEDDERS includes api")
-TWIN_SEARCH_TOP_K = env_int("TWIN_SEARCH_TOP_K", 5, minimum=1, maximum=20)
+TWIN_SEARCH_TOP_K = env_int("TWIN_SEARCH_TOP_K", 8, minimum=1, maximum=20)
 TWIN_SEARCH_CANDIDATES = env_int("TWIN_SEARCH_CANDIDATES", 30, minimum=5, maximum=200)
 # 0 = the embedder's own floor (e5: 0.83); see knowledge.selectors.is_relevant
 TWIN_RELEVANCE_FLOOR = env_float("TWIN_RELEVANCE_FLOOR", 0.0, minimum=0.0)
