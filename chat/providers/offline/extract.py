@@ -243,9 +243,9 @@ def choose(question: str, passages: list[Passage], *, lang: str, owner: str, lim
     question's words the first lacks (scoring at least half the first), or when the question asks
     for a description (at least 0.75), or when it scores nearly as well as the first (``_TIE``:
     which of the two answers is not for the scores to tell). Only sentences that speak of what
-    was asked (``_linked``) are quoted at all. ``subjects``: the words of the knowledge base's document titles; a question
-    that names one ("What did Marram cost to make?") is about that subject, and the availability
-    pages answer it only where they name it too.
+    was asked (``_linked``) are quoted at all. ``subjects``: the words of the knowledge base's
+    document titles; a question that names one ("What did Marram cost to make?") is about that
+    subject, and the availability pages answer it only where they name it too.
     """
     asks = _read_question(question, passages, owner, subjects)
     meaning = dense_similarities(question, [s for passage in passages for s in split_sentences(passage.text)])

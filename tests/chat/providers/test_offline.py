@@ -48,6 +48,8 @@ def asked(text: str) -> list[dict]:
         ("Neemt ze nog opdrachten aan?", "nl"),
         ("Is Sam beschikbaar in maart?", "nl"),
         ("Wanneer begint hij bij ons?", "nl"),
+        ("Wat is de prijs van een workshop?", "nl"),
+        ("Does she charge for travel?", "en"),
     ],
 )
 async def test_availability_in_the_ways_people_ask_it(question, language):
@@ -58,7 +60,10 @@ async def test_availability_in_the_ways_people_ask_it(question, language):
     "question",
     ["Which projects used Kafka?", "When did she start at her current job?", "How does the planner handle messages?",
      "What did he write about retrieval?", "Waar spreekt ze op conferenties over?", "Wat heeft hij gebouwd?",
-     "Wanneer begint het congres waar hij spreekt?"],
+     "Wanneer begint het congres waar hij spreekt?",
+     # a prize is no price, and being in charge of something is no fee
+     "Heeft ze ooit een prijs gewonnen?", "Welke prijs kreeg het project?", "Since when has she been in charge of "
+     "the programme?"],
 )
 async def test_other_questions_are_searched_in_the_visitors_words(question):
     assert await tools_for(asked(question)) == [("search_knowledge", {"query": question})]
