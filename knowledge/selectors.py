@@ -392,8 +392,7 @@ def document_by_slug(slug: str) -> Document | None:
 def about_owner(question: str, owner: str) -> bool:
     """Whether a question asks about the owner: it names them ("Where did Noor study?") or
     speaks of them in the third person ("Has he worked abroad?", "Wat kost ze per dag?")."""
-    words = set(_WORD.findall(question.lower()))
-    return bool(words & (_OWNER_WORDS | {w for w in _WORD.findall(owner.lower()) if len(w) > 1}))
+    return bool(set(topics.words(question)) & (_OWNER_WORDS | set(topics.name_words(owner))))
 
 
 def is_relevant(hit: SearchHit, embedder: Embedder, *, owner_asked: bool = False) -> bool:

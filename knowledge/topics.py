@@ -165,6 +165,17 @@ def content_words(text: str) -> list[str]:
     return [w for w in words(text) if w not in STOP_WORDS and not w.isdigit()]
 
 
+# Name particles ("Jan van der Berg", "Ana da Silva"): part of a name, but no name of their own.
+_PARTICLES = frozenset("van de der den het ter ten von vom zu le la du da das do dos di del della el al bin ibn "
+                       "'t mc st".split())
+
+
+def name_words(name: str) -> list[str]:
+    """The words that name someone: "Jan van der Berg" is "jan" and "berg", the default
+    "the owner" nothing (no particles, no function words, no initials)."""
+    return [w for w in words(name) if len(w) > 1 and w not in STOP_WORDS and w not in _PARTICLES]
+
+
 def expansion(text: str) -> list[str]:
     """The other words of every topic the text names (the text's own words left out)."""
     return sorted(topic_words(topics_of(text)) - set(words(text)))

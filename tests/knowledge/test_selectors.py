@@ -246,6 +246,10 @@ def test_a_question_is_about_the_owner_by_name_or_pronoun():
     for question in ("What is the boiling point of mercury?", "Wat zijn de regels van cricket?",
                      "Can you write my essay?", "Who is Jon?", "Visserij in Urk?"):
         assert not about_owner(question, "Jo Visser"), question
+    # a name's particles and the default "the owner" are no names: every question has "the" or "van"
+    assert about_owner("Waar woont Jan?", "Jan van der Berg")
+    assert not about_owner("Wat is de hoofdstad van Frankrijk?", "Jan van der Berg")
+    assert not about_owner("What is the capital of France?", "the owner")
 
 
 def test_availability_chunks_come_once_each_in_the_visitors_language(kb):

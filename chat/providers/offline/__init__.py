@@ -94,7 +94,7 @@ class OfflineProvider:
         """The question without the owner's name: every document is about the owner, and the name
         pulls the search towards the about pages ("Has Sam run Kafka?" finds the Kafka passage
         once it reads "Has run Kafka?"). A question that is only the name keeps it."""
-        names = {w.lower() for w in self.owner.split()}
+        names = set(topics.name_words(self.owner))
         kept = [w for w in question.split() if w.lower().strip("?!.,:;").removesuffix("'s").removesuffix("\u2019s")
                 not in names]
         return " ".join(kept) if topics.content_words(" ".join(kept)) else question.strip()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from knowledge.topics import content_words
+from knowledge.topics import content_words, name_words
 
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 # "near" words: at most this many characters between the parts of a phrase
@@ -21,7 +21,7 @@ _GAP = r"[^.?!\n]{0,40}?"
 
 def _patterns(owner: str) -> dict[str, re.Pattern]:
     """The intent patterns, with the owner's own names among the ways to say "her"."""
-    names = "|".join(re.escape(w) for w in owner.lower().split() if len(w) > 1) or "the owner"
+    names = "|".join(re.escape(w) for w in name_words(owner)) or "the owner"
     return {"contact": _contact_pattern(names), "availability": _availability_pattern(names),
             "hire": _HIRE, "override": _OVERRIDE}
 
