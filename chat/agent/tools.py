@@ -131,9 +131,9 @@ async def _search(args: SearchArgs, ctx: ToolContext) -> dict:
         args.query, embedders=embedders, query_vectors=vectors
     )
     primary = embedders[0]
-    # the visitor's words or the model's query name the owner (the offline twin's query leaves the
-    # name out)
-    owner_asked = knowledge.about_owner(f"{ctx.question} {args.query}", settings.TWIN_OWNER_NAME)
+    # the visitor's own words decide, as on the admin's test page and in the eval (a hosted model
+    # puts the owner's name in nearly every query); the query only where there is no question
+    owner_asked = knowledge.about_owner(ctx.question or args.query, settings.TWIN_OWNER_NAME)
     verdicts = [knowledge.is_relevant(hit, primary, owner_asked=owner_asked) for hit in hits]
     ctx.retrieved.extend(hit.as_dict() | {"relevant": ok} for hit, ok in zip(hits, verdicts, strict=True))
     relevant = [hit for hit, ok in zip(hits, verdicts, strict=True) if ok]

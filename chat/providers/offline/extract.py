@@ -137,10 +137,14 @@ _COUNT = re.compile(rf"(?:\d[\d.,]*\s?%?|\b(?:{'|'.join(_NUMBER_WORDS.split())})
 _CAPITALISED = re.compile(r"(?<=[\s(\"'])([A-Z][\w'-]*|\w*\d\w*)")
 
 
+_SENTENCE_START = re.compile(r"(?:^|[.?!:;]\s+)\S+")
+
+
 def _names(question: str) -> set[str]:
-    """Words written with a capital inside the question, or with digits: names of things."""
-    return {w for match in _CAPITALISED.findall(f" {question.split(maxsplit=1)[-1]}" if " " in question else "")
-            for w in topics.words(match)} - topics.STOP_WORDS
+    """Words written with a capital inside the question, or with digits: names of things. The
+    first word of a sentence has a capital anyway ("Wij zijn een goed doel. Krijgen we ...?")."""
+    inside = _SENTENCE_START.sub(" ", question)
+    return {w for match in _CAPITALISED.findall(f" {inside}") for w in topics.words(match)} - topics.STOP_WORDS
 
 
 @dataclass
@@ -305,7 +309,8 @@ def _read_question(question: str, passages: list[Passage], owner: str,
         focus={w for w in asked if w not in names and w not in _GENERAL_WORDS and not topics.topics_of(w)},
         triggers={w for w in asked if topics.topics_of(w)}, defines=bool(_DEFINE.search(question)),
         # "In which city ...?": the kind of fact asked for (a place) says it already
-        answer_type=typed.group(1).lower() if typed and typed.group(1).lower() not in frame else "",
+        answer_type=typed.group(1).lower() if typed and typed.group(1).lower() not in frame | topics.STOP_WORDS
+        else "",
         counted=counted.group(1).lower() if (counted := _COUNTED.search(question)) else "",
         years=frozenset(_ASKED_YEAR.findall(question)),
         # "How old is Sam?" asks a fact, "Who is Sam?" asks about her

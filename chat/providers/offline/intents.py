@@ -69,7 +69,7 @@ def _availability_pattern(names: str) -> re.Pattern:
         r"\bavailab\w*", r"\bfree-?lanc\w*", r"\b(?:day|daily|hourly|hour|per diem)\s+rates?\b",
         rf"\b(?:{them}|your|the|their|his) rates?\b", r"\brates? (?:per|for)\b",
         # not "in charge of" (leading something)
-        r"(?<!\bin )\b(?:charge|charges)\b(?! of\b)", r"\b(?:fee|fees|tariff|pricing)\b", r"\bhow expensive\b",
+        r"(?<!\bin )\bcharge\b(?! of\b)", r"\b(?:charges|fee|fees|tariff|pricing)\b", r"\bhow expensive\b",
         rf"\bhow much\b{_GAP}\b(?:cost|charge|ask|bill|pay|earn)\w*",
         rf"\bwhat (?:does|would|will|do) {them} (?:cost|charge)\b",
         rf"\b(?:when|how soon|how quickly)\b{_GAP}\b(?:can|could|would|will|might|is|are)\b{_GAP}"
@@ -100,7 +100,7 @@ def _availability_pattern(names: str) -> re.Pattern:
 
 # Dutch "prijs" is a price and a prize: a prize is won or given ("Heeft ze een prijs gewonnen?",
 # "Welke prijs kreeg het project?"), which asks nothing of the owner's rates.
-_WON = r"(?:gewonnen|won|wonnen|wint|winnen|kreeg|kregen|gekregen|krijgt|uitgereikt|toegekend)"
+_WON = r"(?:gewonnen|won|wonnen|wint|winnen|kreeg|kregen|gekregen|uitgereikt|toegekend)"
 _PRIZE = re.compile(rf"\b{_WON}\b{_GAP}\bprijs\b|\bprijs\b{_GAP}\b{_WON}\b", re.IGNORECASE)
 # Asking to hire or work with the owner and leaving an address is asking to be put in touch.
 _HIRE = re.compile(r"\b(?:hire|hiring|work with|working with|collaborat\w*|project|opportunit\w*|offer|proposal|"

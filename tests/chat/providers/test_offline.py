@@ -50,6 +50,7 @@ def asked(text: str) -> list[dict]:
         ("Wanneer begint hij bij ons?", "nl"),
         ("Wat is de prijs van een workshop?", "nl"),
         ("Does she charge for travel?", "en"),
+        ("What are the charges of a keynote?", "en"),
     ],
 )
 async def test_availability_in_the_ways_people_ask_it(question, language):
@@ -63,7 +64,7 @@ async def test_availability_in_the_ways_people_ask_it(question, language):
      "Wanneer begint het congres waar hij spreekt?",
      # a prize is no price, and being in charge of something is no fee
      "Heeft ze ooit een prijs gewonnen?", "Welke prijs kreeg het project?", "Since when has she been in charge of "
-     "the programme?"],
+     "the programme?", "Who is in charge?"],
 )
 async def test_other_questions_are_searched_in_the_visitors_words(question):
     assert await tools_for(asked(question)) == [("search_knowledge", {"query": question})]

@@ -178,6 +178,14 @@ def test_availability_pages_do_not_price_another_documents_subject():
     assert answer("What does a keynote in Lisbon cost?", found=rates, subjects=subjects)
 
 
+def test_a_capital_at_the_start_of_a_sentence_names_nothing():
+    # "Reductions" opens the question's second sentence: no name (here: of a document's subject,
+    # "Reductions for Schools") that the rates page must hold
+    rates = [Passage("Rates", "", "Charities get a discount of half the listed fee.", 0, on_topic=True)]
+    assert answer("We are a charity. Reductions for charities?", found=rates, subjects=frozenset(
+        {"reductions", "schools"})) == ["Rates: Charities get a discount of half the listed fee."]
+
+
 def test_which_x_of_a_broad_topic_wants_a_sentence_that_names_an_x():
     # sport and volunteering share a topic (spare time); "which sport" is not answered by the
     # volunteering, but "which city" by a place, the kind of fact it asks for
@@ -186,6 +194,9 @@ def test_which_x_of_a_broad_topic_wants_a_sentence_that_names_an_x():
     assert answer("Which sport does he do?", found=spare) == ["About Sam: He plays korfball in a sport club."]
     volunteering = [Passage("About Sam", "Outside work", "On Saturdays he volunteers at the food bank.", 0)]
     assert answer("Which sport does he do?", found=volunteering) == []
+    # "what can ...", "what about ...": no X asked for
+    assert answer("What about his spare time?", found=volunteering) == [
+        "About Sam: On Saturdays he volunteers at the food bank."]
     assert answer("In which city does he volunteer?", found=spare) == [
         "About Sam: On Saturdays he volunteers at the food bank in Haarlem."]
 
@@ -197,7 +208,7 @@ def test_two_sentences_that_score_alike_are_both_quoted():
     assert sorted(answer("Where does he teach typography?", found=found)) == [
         "About Sam: He teaches typography at the art academy in Eindhoven.",
         "CV: He teaches typography at Leiden University."]
-    # one that scores clearly better stands alone
-    found[1] = Passage("About Sam", "Teaching", "He gives a workshop in Eindhoven now and then.", 0)
+    # one that scores clearly better stands alone, though the other speaks of it too
+    found[1] = Passage("About Sam", "Teaching", "He teaches in Eindhoven now and then.", 0)
     assert answer("Where does he teach typography?", found=found) == [
         "CV: He teaches typography at Leiden University."]
