@@ -8,14 +8,13 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from django.conf import settings
 from django.utils import timezone
 
 from evals import services
 from evals.models import EvalRun
 from evals.services import CaseRecord, RunRecord
 from knowledge.embedders import Embedder, embed_query
-from knowledge.selectors import about_owner, is_relevant, knowledge_search
+from knowledge.selectors import knowledge_search, relevance
 
 QUESTIONS = Path(__file__).resolve().parent / "data" / "retrieval.jsonl"
 OFF_TOPIC = Path(__file__).resolve().parent / "data" / "offtopic.jsonl"
@@ -94,9 +93,7 @@ def relevance_gate(embedders: list[Embedder], questions: list[Question]) -> dict
     (lower is better there), on the off-topic set and on its held-out twin."""
 
     def passes(text: str) -> bool:
-        owner_asked = about_owner(text, settings.TWIN_OWNER_NAME)  # as the chat's search tool decides
-        return any(is_relevant(hit, embedders[0], owner_asked=owner_asked)
-                   for hit in knowledge_search(text, embedders=embedders))
+        return any(relevance(knowledge_search(text, embedders=embedders), embedders[0], text))
 
     answerable = sum(passes(q.q) for q in questions)
     gate: dict = {"answerable": round(answerable / len(questions), 3)}

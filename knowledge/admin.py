@@ -4,7 +4,6 @@ retrieval tester."""
 from __future__ import annotations
 
 from django import forms
-from django.conf import settings
 from django.contrib import admin, messages
 from django.db.models import Count, Exists, OuterRef
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
@@ -19,7 +18,7 @@ from knowledge.content import ContentError
 from knowledge.embedders import get_embedders
 from knowledge.language import detect_language
 from knowledge.models import Document, KnowledgeChunk, TaughtAnswer
-from knowledge.selectors import about_owner, is_relevant, knowledge_search, public_url
+from knowledge.selectors import knowledge_search, public_url, relevance
 from knowledge.services import SyncBusy, knowledge_teach, knowledge_unteach, taught_path, taught_path_sql
 from knowledge.tasks import knowledge_sync_task
 from ops.models import Job
@@ -107,8 +106,7 @@ class DocumentAdmin(ReadOnlyAdmin):
             mode = "hybrid"
         embedders = get_embedders()
         hits = knowledge_search(query, top_k=10, mode=mode, embedders=embedders) if query else []
-        owner_asked = about_owner(query, settings.TWIN_OWNER_NAME)  # as the chat's search tool decides
-        rows = [(hit, is_relevant(hit, embedders[0], owner_asked=owner_asked)) for hit in hits]
+        rows = list(zip(hits, relevance(hits, embedders[0], query), strict=True))
         context = {
             **self.admin_site.each_context(request),
             "title": "Test retrieval",

@@ -398,6 +398,14 @@ def about_owner(question: str, owner: str) -> bool:
     return bool(set(topics.words(question)) & (_OWNER_WORDS | set(topics.name_words(owner))))
 
 
+def relevance(hits: list[SearchHit], embedder: Embedder, question: str) -> list[bool]:
+    """``is_relevant`` for each hit of one search for ``question`` (the visitor's words: whether
+    they ask about the owner is read once). The search tool, the admin's test page and the
+    retrieval eval all decide this way."""
+    owner_asked = about_owner(question, settings.TWIN_OWNER_NAME)
+    return [is_relevant(hit, embedder, owner_asked=owner_asked) for hit in hits]
+
+
 def is_relevant(hit: SearchHit, embedder: Embedder, *, owner_asked: bool = False) -> bool:
     """Whether a hit is good enough to answer from (fail closed: no answer beats a guess).
 

@@ -133,8 +133,7 @@ async def _search(args: SearchArgs, ctx: ToolContext) -> dict:
     primary = embedders[0]
     # the visitor's own words decide, as on the admin's test page and in the eval (a hosted model
     # puts the owner's name in nearly every query); the query only where there is no question
-    owner_asked = knowledge.about_owner(ctx.question or args.query, settings.TWIN_OWNER_NAME)
-    verdicts = [knowledge.is_relevant(hit, primary, owner_asked=owner_asked) for hit in hits]
+    verdicts = knowledge.relevance(hits, primary, ctx.question or args.query)
     ctx.retrieved.extend(hit.as_dict() | {"relevant": ok} for hit, ok in zip(hits, verdicts, strict=True))
     relevant = [hit for hit, ok in zip(hits, verdicts, strict=True) if ok]
     budget = settings.TWIN_SEARCH_RESULT_CHARS

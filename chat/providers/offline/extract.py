@@ -301,7 +301,8 @@ def _read_question(question: str, passages: list[Passage], owner: str,
     topic_words = sorted(topics.topic_words(topics.topics_of(question)) - set(asked))
     # names: capitalised in the question, or the name of a retrieved document ("floodmap-cli")
     titles = {w for passage in passages for w in topics.content_words(passage.title)}
-    names = (_names(question) | {w for w in asked if w in titles}) - owner_words
+    written = _names(question) - owner_words
+    names = written | ({w for w in asked if w in titles} - owner_words)
     # "Which database ...?": a sentence that names a database answers it
     typed = _ANSWER_TYPE.search(question)
     return _Question(
@@ -315,7 +316,7 @@ def _read_question(question: str, passages: list[Passage], owner: str,
         years=frozenset(_ASKED_YEAR.findall(question)),
         # "How old is Sam?" asks a fact, "Who is Sam?" asks about her
         about_owner=not asked and not topic_words and not frame,
-        subjects=frozenset(w for w in _names(question) - owner_words if w in subjects and not w.isdigit()),
+        subjects=frozenset(w for w in written if w in subjects and not w.isdigit()),
     )
 
 
