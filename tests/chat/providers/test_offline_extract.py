@@ -167,6 +167,16 @@ def test_availability_pages_do_not_answer_what_they_do_not_name():
     assert answer("When could he start?", found=page)
 
 
+def test_again_asks_nothing_of_its_own():
+    # "weer" and "again" only place the question in time: the Dutch question is answered like the
+    # English one, from the page's dates (it named nothing the page must hold)
+    page = [Passage("Availability", "", "Booked until February 2027. From 1 March 2027 three days a week.", 0,
+                    on_topic=True)]
+    english = answer("When is he available again?", found=page)
+    assert english and answer("Wanneer is hij weer beschikbaar?", found=page) == english
+    assert answer("Wanneer kan hij opnieuw beginnen?", found=page) == english
+
+
 def test_availability_pages_do_not_price_another_documents_subject():
     # "Kestrel" is a project of the knowledge base: what it cost is not the owner's rate
     rates = [Passage("Rates", "", "A keynote costs 1,500 euro. Remote work is 90 euro per hour.", 0, on_topic=True)]
