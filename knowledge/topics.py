@@ -46,7 +46,8 @@ TOPICS: dict[str, str] = {
     "leisure": (
         "hobby hobbies pastime leisure spare outside volunteer volunteers volunteering sport sports "
         "free_time spare_time weekend weekends "
-        "hobby's vrije_tijd vrijetijd vrijwilliger vrijwilligers vrijwilligerswerk vrijwillig sporten"
+        "hobby's vrije_tijd vrijetijd vrijwilliger vrijwilligers vrijwilligerswerk vrijwillig sporten "
+        "naast_het_werk buiten_het_werk"
     ),
     "spoken_languages": (
         "~language ~languages spoken fluent fluently native bilingual "
@@ -70,7 +71,7 @@ TOPICS: dict[str, str] = {
     ),
     "team": (
         "team teams lead leads leading led manage manages managed manager management engineers "
-        "leidt leiden leidde geleid leiding leidinggevende"
+        "leidt leiden leidde geleid leiding leidinggevende aansturen aangestuurd"
     ),
     "skills": (
         "skill skills technology technologies tool tools stack expertise proficient experience experienced "
@@ -84,7 +85,7 @@ TOPICS: dict[str, str] = {
         "available availability capacity "
         "beschikbaar beschikbaarheid inzetbaar"
     ),
-    "contact": "contact reach email e-mail message touch bereiken bericht mailen",
+    "contact": "contact reach email e-mail message touch bereiken bericht mailen contact_opnemen",
 }
 
 # Function words: they name nothing, in a heading or a question; they also tell the languages apart
@@ -108,7 +109,9 @@ DUTCH_STOP_WORDS = frozenset(
     "dus want omdat terwijl alleen even graag wel toch "
     # question words and particles that ask rather than name ("hoeveel", "sinds wanneer", "af te ...")
     "hoeveel hoelang hoezo waarin waarmee waarover waaraan waarvoor waarvan sinds vanaf nadat voordat "
-    "te af zo zoal zoals weleens ergens ons onze mij jullie zich heb hebt".split()
+    "te af zo zoal zoals weleens ergens ons onze mij jullie zich heb hebt "
+    # pointing words, as "again" and "before" in English ("Wanneer is ze weer vrij?", "Wat deed hij hiervoor?")
+    "weer opnieuw hiervoor daarvoor hierna daarna".split()
 )
 STOP_WORDS = ENGLISH_STOP_WORDS | DUTCH_STOP_WORDS
 _WORD = re.compile(r"[\w'-]+", re.UNICODE)

@@ -20,6 +20,10 @@ from knowledge import topics
         ("Welke talen spreekt ze?", "spoken_languages"),
         ("What are her rates?", "rates"),
         ("Where does she work at the moment?", "employment"),
+        # the Dutch ways of saying what the English words of a topic say
+        ("Wat doet ze graag naast het werk?", "leisure"),
+        ("Heeft hij ervaring met het aansturen van een team?", "team"),
+        ("Hoe kan ik contact opnemen met haar?", "contact"),
     ],
 )
 def test_a_question_names_its_topic_in_either_language(text, topic):
@@ -52,6 +56,10 @@ def test_phrase_words_belong_to_the_phrase():
 def test_content_words_drop_function_words_and_numbers():
     assert topics.content_words("Where did she work in 2019 and what was her role?") == ["work", "role"]
     assert topics.content_words("Waar heeft ze gewerkt?") == ["gewerkt"]
+    # pointing words ask nothing of their own, in either language ("again", "weer")
+    assert topics.content_words("Wanneer is ze weer beschikbaar?") == ["beschikbaar"]
+    assert topics.content_words("When is she available again?") == ["available"]
+    assert topics.content_words("Wat deed hij hiervoor?") == []
 
 
 @pytest.mark.parametrize(

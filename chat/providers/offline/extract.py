@@ -119,7 +119,7 @@ _GENERAL_WORDS = _WEAK_WORDS | frozenset(
     "gedaan geeft geven gaf heeft hebben doet doen deed gaat gaan ging gingen gegaan jaar jaren "
     # words that place a question in time or against something else, but name nothing
     "other another others new recent recently lately andere ander anders nieuw nieuwe onlangs recent "
-    "laatst again opnieuw weer "
+    "laatst "
     # coming and going say how, not what: "Wanneer kan ze weer een workshop komen geven?"
     "come comes came coming komen komt kwam kwamen gekomen".split()
 )
@@ -354,9 +354,8 @@ def _score_passage(asks: _Question, ctx: _Context, nearest: str | None = None,
     for i, sentence in enumerate(split_sentences(ctx.passage.text)):
         found = [w for w in topics.content_words(sentence) if w not in asks.owner_words]
         own_words = {w for w in asks.asked if any(topics.same_word(w, f) for f in found)}
-        # a word that names nothing ("jaar", "krijgen") translates nothing worth finding ("annual
-        # salary", "from €900"), nor is it translated
-        covers = own_words | (dense_translated([w for w in asks.asked if w not in own_words | _GENERAL_WORDS],
+        # a word that names nothing ("jaar") translates nothing worth finding ("annual salary")
+        covers = own_words | (dense_translated([w for w in asks.asked if w not in own_words],
                                                [f for f in found if f not in _GENERAL_WORDS])
                               if not ctx.in_language else set())
         # the topic in other words than the question's ("cat" for "pets")

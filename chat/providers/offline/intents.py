@@ -61,6 +61,14 @@ def _contact_pattern(names: str) -> re.Pattern:
     ]), re.IGNORECASE)
 
 
+# Days or hours a week ask for the owner's availability when the question is about working ("How
+# many days a week can she work for us?"), not about anything done weekly ("How many hours a week
+# does he play trombone?").
+_WEEKLY = re.compile(r"\b(?:days?|hours?) (?:a|per) week\b|\b(?:dagen|uren|uur) per week\b", re.IGNORECASE)
+_WORKING = re.compile(r"\b(?:work\w*|werk\w*|availab\w*|beschikba\w*|free|vrij|inzetbaar|hire|book|inhuren|boeken|"
+                      r"us|ons|me|mij|project\w*|opdracht\w*|assignments?|clients?|klant\w*)\b", re.IGNORECASE)
+
+
 def _availability_pattern(names: str) -> re.Pattern:
     """A question about when the owner can start, how much, or whether she takes on work."""
     them, hem = _objects(names)
@@ -80,7 +88,7 @@ def _availability_pattern(names: str) -> re.Pattern:
         r"\b(?:open|available) (?:to|for) (?:new |a new |any )?(?:work|projects?|assignments?|opportunities|"
         r"clients?|offers?|roles?|jobs?|engagements?|gigs?|freelance)\b",
         r"\b(?:take|takes|taking) on\b", rf"\b(?:hire|book|engage|contract|retain)\s+{them}\b",
-        r"\b(?:days?|hours?) (?:a|per) week\b", r"\bfull-?time\b", r"\bpart-?time\b",
+        r"\bfull-?time\b", r"\bpart-?time\b",
         r"\blooking for (?:a )?(?:new )?(?:job|position|role|work|assignments?|projects?)\b",
         # Dutch
         r"\bbeschikba\w*", r"\b\w*tarie\w*", r"\bwat kost\b", rf"\bkost {hem}\b",
@@ -91,7 +99,7 @@ def _availability_pattern(names: str) -> re.Pattern:
         rf"\b(?:wanneer|hoe snel|vanaf wanneer|per wanneer)\b{_GAP}\b(?:begint|start)\s+(?:ze|zij|hij|je|jij|u|"
         rf"{names})\b",
         r"\b(?:inhuren|inschakelen|inhuur|inzetbaar)\b", r"\bneemt\b{_GAP}\bopdracht\w*", r"\bopdrachten? aan\b",
-        r"\b(?:dagen|uren) per week\b", r"\bvaste baan\b", r"\bfulltime\b", r"\bparttime\b", r"\bzzp\w*",
+        r"\bvaste baan\b", r"\bfulltime\b", r"\bparttime\b", r"\bzzp\w*",
         r"\bnieuwe opdracht\w*", rf"\b(?:kan|kun|zou|wil) {hem} (?:beginnen|starten|instappen)\b",
         rf"\b(?:ruimte|tijd|plek|capaciteit)\b{_GAP}\b(?:opdracht\w*|project\w*|klus)",
         rf"\b(?:kan|kun|zou|wil) (?:ze|hij|zij|{names})\b{_GAP}\b(?:beginnen|starten|instappen)\b",
@@ -190,7 +198,8 @@ class IntentReader:
         return bool(self.patterns["contact"].search(text))
 
     def wants_availability(self, text: str) -> bool:
-        return bool(self.patterns["availability"].search(_PRIZE.sub(" ", text)))
+        text = _PRIZE.sub(" ", text)
+        return bool(self.patterns["availability"].search(text) or (_WEEKLY.search(text) and _WORKING.search(text)))
 
     def overrides(self, text: str) -> bool:
         return bool(self.patterns["override"].search(text))

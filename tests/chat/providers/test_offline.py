@@ -51,6 +51,8 @@ def asked(text: str) -> list[dict]:
         ("Wat is de prijs van een workshop?", "nl"),
         ("Does she charge for travel?", "en"),
         ("What are the charges of a keynote?", "en"),
+        ("Can she work three days a week?", "en"),
+        ("Hoeveel dagen per week is hij beschikbaar?", "nl"),
     ],
 )
 async def test_availability_in_the_ways_people_ask_it(question, language):
@@ -64,7 +66,9 @@ async def test_availability_in_the_ways_people_ask_it(question, language):
      "Wanneer begint het congres waar hij spreekt?",
      # a prize is no price, and being in charge of something is no fee
      "Heeft ze ooit een prijs gewonnen?", "Welke prijs kreeg het project?", "Since when has she been in charge of "
-     "the programme?", "Who is in charge?"],
+     "the programme?", "Who is in charge?",
+     # hours a week of something else than working for someone
+     "How many hours a week does he play trombone?", "Hoeveel uur per week traint ze?"],
 )
 async def test_other_questions_are_searched_in_the_visitors_words(question):
     assert await tools_for(asked(question)) == [("search_knowledge", {"query": question})]
