@@ -63,7 +63,7 @@ TOPICS: dict[str, str] = {
     ),
     "certification": (
         "certificate certificates certification certifications certified "
-        "certificaat certificaten certificering gecertificeerd"
+        "certificaat certificaten certificering certificeringen gecertificeerd"
     ),
     "teaching": (
         "teach teaches taught teaching teacher lecturer course courses "
@@ -111,7 +111,7 @@ DUTCH_STOP_WORDS = frozenset(
     "hoeveel hoelang hoezo waarin waarmee waarover waaraan waarvoor waarvan sinds vanaf nadat voordat "
     "te af zo zoal zoals weleens ergens ons onze mij jullie zich heb hebt "
     # pointing words, as "again" and "before" in English ("Wanneer is ze weer vrij?", "Wat deed hij hiervoor?")
-    "weer opnieuw hiervoor daarvoor hierna daarna".split()
+    "weer opnieuw hiervoor daarvoor hierna daarna zelfs paar".split()
 )
 STOP_WORDS = ENGLISH_STOP_WORDS | DUTCH_STOP_WORDS
 _WORD = re.compile(r"[\w'-]+", re.UNICODE)

@@ -60,6 +60,7 @@ def test_content_words_drop_function_words_and_numbers():
     assert topics.content_words("Wanneer is ze weer beschikbaar?") == ["beschikbaar"]
     assert topics.content_words("When is she available again?") == ["available"]
     assert topics.content_words("Wat deed hij hiervoor?") == []
+    assert topics.content_words("Heeft ze een master, of is ze zelfs gepromoveerd?") == ["master", "gepromoveerd"]
 
 
 @pytest.mark.parametrize(

@@ -109,7 +109,7 @@ _FRAME_WORDS = {
 _WEAK_WORDS = frozenset(
     "use uses used using get gets got make makes made take takes took know knows knew like likes think thinks "
     "gebruikt gebruiken gebruikte maakt maken maakte doet doen deed weet weten vindt vinden "
-    "getting going krijgt krijgen kreeg kregen gekregen".split()
+    "getting going krijgt krijgen kreeg kregen gekregen haalt halen haalde gehaald".split()
 )
 # Words too general to say what a question is about, or to justify quoting a second sentence.
 _GENERAL_WORDS = _WEAK_WORDS | frozenset(
@@ -119,7 +119,9 @@ _GENERAL_WORDS = _WEAK_WORDS | frozenset(
     "gedaan geeft geven gaf heeft hebben doet doen deed gaat gaan ging gingen gegaan jaar jaren "
     # words that place a question in time or against something else, but name nothing
     "other another others new recent recently lately andere ander anders nieuw nieuwe onlangs recent "
-    "laatst "
+    "laatst laatste "
+    # asking for examples names none: "Kun je een paar voorbeelden noemen van klanten ...?"
+    "example examples mention voorbeeld voorbeelden noem noemen "
     # coming and going say how, not what: "Wanneer kan ze weer een workshop komen geven?"
     "come comes came coming komen komt kwam kwamen gekomen".split()
 )
@@ -139,6 +141,9 @@ _COUNT = re.compile(rf"(?:\d[\d.,]*\s?%?|\b(?:{'|'.join(_NUMBER_WORDS.split())})
 _CAPITALISED = re.compile(r"(?<=[\s(\"'])([A-Z][\w'-]*|\w*\d\w*)")
 
 
+# Phrases that place a question in time and name nothing ("de laatste tijd" is "lately").
+_TIME_PHRASES = re.compile(r"\b(?:de laatste tijd|op dit moment|op het moment|these days|at the moment|"
+                           r"at present|right now|for now)\b", re.IGNORECASE)
 _SENTENCE_START = re.compile(r"(?:^|[.?!:;]\s+)\S+")
 
 
@@ -299,7 +304,8 @@ def _read_question(question: str, passages: list[Passage], owner: str,
     # words of a phrase such as "spare time" are the topic's, not words to find one by one, and
     # "year" in "which year" is the kind of answer, not a word of it
     frame = topics.phrase_words(question) | (_FRAME_WORDS.get(kind, set()) if kind else set())
-    asked = [w for w in dict.fromkeys(topics.content_words(question)) if w not in owner_words and w not in frame]
+    asked = [w for w in dict.fromkeys(topics.content_words(_TIME_PHRASES.sub(" ", question)))
+             if w not in owner_words and w not in frame]
     topic_words = sorted(topics.topic_words(topics.topics_of(question)) - set(asked))
     # names: capitalised in the question, or the name of a retrieved document ("floodmap-cli")
     titles = {w for passage in passages for w in topics.content_words(passage.title)}

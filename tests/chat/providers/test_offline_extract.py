@@ -177,6 +177,16 @@ def test_again_asks_nothing_of_its_own():
     assert answer("Wanneer kan hij opnieuw beginnen?", found=page) == english
 
 
+def test_the_dutch_frame_of_a_question_asks_nothing_of_its_own():
+    # "lately", "get" and "a few examples" frame the question; the courses and clients are asked
+    found = [Passage("CV", "Certificates", "Siemens Certified Programmer TIA Portal (2016)", 0),
+             Passage("CV", "Clients", "Sinds 2019 werkt hij voor klanten als Tjoelker Zuivel en Waterschap Oost.", 1)]
+    assert answer("Heeft hij de laatste tijd nog certificeringen gehaald?", found=found) == [
+        "CV: Siemens Certified Programmer TIA Portal (2016)"]
+    assert answer("Kun je een paar voorbeelden noemen van klanten van hem?", found=found) == [
+        "CV: Sinds 2019 werkt hij voor klanten als Tjoelker Zuivel en Waterschap Oost."]
+
+
 def test_availability_pages_do_not_price_another_documents_subject():
     # "Kestrel" is a project of the knowledge base: what it cost is not the owner's rate
     rates = [Passage("Rates", "", "A keynote costs 1,500 euro. Remote work is 90 euro per hour.", 0, on_topic=True)]
