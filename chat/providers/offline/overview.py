@@ -19,7 +19,8 @@ from knowledge import topics
 KIND_WORDS: dict[str, frozenset[str]] = {
     "project": frozenset("project projects projecten portfolio built build made gebouwd gemaakt bouwde maakte "
                          "worked gewerkt werkte werkten".split()),
-    "article": frozenset("article articles artikel artikelen blog blogs post posts essay essays writing writings "
+    "article": frozenset("article articles artikel artikelen blog blogs post posts essay essays paper papers writing "
+                         "writings "
                          "written wrote write publications publication published publicaties gepubliceerd "
                          "geschreven schreef schrijft".split()),
 }
@@ -49,6 +50,8 @@ _SOFTENING = frozenset(
     "gezegd samengevat het algemeen".split()
 )
 _WHO = re.compile(r"^\s*(?:who|whom|wie)\b", re.IGNORECASE)
+# "Has she written any articles?", "Heeft hij weleens projecten gedaan?": yes, and these
+_HAS = re.compile(r"^\s*(?:has|have|did|does|heeft|hebben|had|deed)\b", re.IGNORECASE)
 
 
 def _asks(question: str) -> str | None:
@@ -67,7 +70,7 @@ def _rest(question: str, owner: str) -> set[str]:
 def overview_kind(question: str, owner: str) -> str | None:
     """``project`` or ``article`` when the question asks for all documents of that kind ("Who
     worked on the project?" asks for a person)."""
-    question = _asks(question)
+    question = _asks(question) or (question if _HAS.search(question) else None)
     if question is None or _WHO.search(question):
         return None
     rest = _rest(question, owner) - _GENERAL

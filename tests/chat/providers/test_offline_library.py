@@ -70,6 +70,9 @@ def test_the_documents_are_read_from_the_prompt_with_kind_and_language():
     ("Aan welke zaal werkt ze nu?", None), ("During a project, what does she do?", None),
     ("Wie werkte er aan het project?", None), ("Who worked on the project?", None),
     ("Where does she live?", None),
+    # asked as yes or no: yes, and these are they; not when it asks about one thing
+    ("Has Lot published any articles or papers?", "article"), ("Heeft ze weleens projecten gedaan?", "project"),
+    ("Has she written about acoustics?", None), ("Has she done projects for theatres?", None),
 ])
 def test_an_overview_is_asked_with_nothing_but_the_kind(question, kind):
     assert overview_kind(question, OWNER) == kind
