@@ -47,7 +47,8 @@ TOPICS: dict[str, str] = {
         "hobby hobbies pastime leisure spare outside volunteer volunteers volunteering sport sports "
         "free_time spare_time weekend weekends "
         "hobby's vrije_tijd vrijetijd vrijwilliger vrijwilligers vrijwilligerswerk vrijwillig sporten "
-        "naast_het_werk buiten_het_werk"
+        "naast_het_werk buiten_het_werk naast_haar_werk buiten_haar_werk naast_zijn_werk buiten_zijn_werk "
+        "naast_hun_werk buiten_hun_werk"
     ),
     "spoken_languages": (
         "~language ~languages spoken fluent fluently native bilingual "
@@ -71,7 +72,9 @@ TOPICS: dict[str, str] = {
     ),
     "team": (
         "team teams lead leads leading led manage manages managed manager management engineers "
-        "leidt leiden leidde geleid leiding leidinggevende aansturen aangestuurd"
+        # "aansturen" is also what a controller does to a machine: "Welke machines stuurt hij aan?" still
+        # needs a sentence that names machines
+        "leidt leiden leidde geleid leiding leidinggevende aansturen aanstuurt aangestuurd"
     ),
     "skills": (
         "skill skills technology technologies tool tools stack expertise proficient experience experienced "
@@ -85,7 +88,10 @@ TOPICS: dict[str, str] = {
         "available availability capacity "
         "beschikbaar beschikbaarheid inzetbaar"
     ),
-    "contact": "contact reach email e-mail message touch bereiken bericht mailen contact_opnemen",
+    "contact": (
+        "contact reach email e-mail message touch bereiken bericht mailen contact_opnemen contact_met_haar_opnemen "
+        "contact_met_hem_opnemen contact_met_hen_opnemen contact_met_je_opnemen contact_met_u_opnemen"
+    ),
 }
 
 # Function words: they name nothing, in a heading or a question; they also tell the languages apart
@@ -96,7 +102,7 @@ ENGLISH_STOP_WORDS = frozenset(
     "i you he she it we they me him her his its our their my your this that these those there here what "
     "which who whom whose where when why how not no yes also too very much many more most some any all "
     "behind between within during through across against among around via per than "
-    "if then so because while whether just only please again even really "
+    "if then so because while whether just only please again even really few "
     # question and pointing words that ask rather than name ("how long since ...", "his own ...")
     "since until own somewhere anywhere instead nowadays originally".split()
 )
@@ -110,8 +116,8 @@ DUTCH_STOP_WORDS = frozenset(
     # question words and particles that ask rather than name ("hoeveel", "sinds wanneer", "af te ...")
     "hoeveel hoelang hoezo waarin waarmee waarover waaraan waarvoor waarvan sinds vanaf nadat voordat "
     "te af zo zoal zoals weleens ergens ons onze mij jullie zich heb hebt "
-    # pointing words, as "again" and "before" in English ("Wanneer is ze weer vrij?", "Wat deed hij hiervoor?")
-    "weer opnieuw hiervoor daarvoor hierna daarna zelfs paar".split()
+    # as "again", "before", "even" and "some" in English ("Wat deed hij hiervoor?", "een paar voorbeelden")
+    "opnieuw hiervoor daarvoor hierna daarna zelfs paar".split()
 )
 STOP_WORDS = ENGLISH_STOP_WORDS | DUTCH_STOP_WORDS
 _WORD = re.compile(r"[\w'-]+", re.UNICODE)

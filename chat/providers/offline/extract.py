@@ -109,7 +109,8 @@ _FRAME_WORDS = {
 _WEAK_WORDS = frozenset(
     "use uses used using get gets got make makes made take takes took know knows knew like likes think thinks "
     "gebruikt gebruiken gebruikte maakt maken maakte doet doen deed weet weten vindt vinden "
-    "getting going krijgt krijgen kreeg kregen gekregen haalt halen haalde gehaald".split()
+    "getting going obtain obtained gotten krijgt krijgen kreeg kregen gekregen haalt halen haalde gehaald "
+    "behaalt behalen behaalde behaalden behaald".split()
 )
 # Words too general to say what a question is about, or to justify quoting a second sentence.
 _GENERAL_WORDS = _WEAK_WORDS | frozenset(
@@ -119,11 +120,14 @@ _GENERAL_WORDS = _WEAK_WORDS | frozenset(
     "gedaan geeft geven gaf heeft hebben doet doen deed gaat gaan ging gingen gegaan jaar jaren "
     # words that place a question in time or against something else, but name nothing
     "other another others new recent recently lately andere ander anders nieuw nieuwe onlangs recent "
-    "laatst laatste "
+    "laatst "
     # asking for examples names none: "Kun je een paar voorbeelden noemen van klanten ...?"
     "example examples mention voorbeeld voorbeelden noem noemen "
-    # coming and going say how, not what: "Wanneer kan ze weer een workshop komen geven?"
-    "come comes came coming komen komt kwam kwamen gekomen".split()
+    # coming and going say how, not what ("Zijn reiskosten inbegrepen of komen die erbij?" is not
+    # answered by "Daarna kom ik kijken")
+    "come comes came coming komen komt kwam kwamen gekomen "
+    # "weer" is "again" here (and "weather", which no owner's page answers either)
+    "weer".split()
 )
 # A sentence that speaks of the document itself rather than of the owner.
 META = re.compile(r"\b(?:this|these) (?:cv|page|pages|document|article|overview|section|site)\b|\ban overview of\b|"
@@ -141,6 +145,10 @@ _COUNT = re.compile(rf"(?:\d[\d.,]*\s?%?|\b(?:{'|'.join(_NUMBER_WORDS.split())})
 _CAPITALISED = re.compile(r"(?<=[\s(\"'])([A-Z][\w'-]*|\w*\d\w*)")
 
 
+# Words that place what is asked before or after something else ("What did she do before that?"):
+# a question of nothing else asks about one time, which its own words do not say.
+THEN = re.compile(r"\b(?:before|after|earlier|previously|afterwards|daarvoor|hiervoor|daarna|hierna|ervoor|erna|"
+                  r"eerder|vroeger|toen)\b", re.IGNORECASE)
 # Phrases that place a question in time and name nothing ("de laatste tijd" is "lately").
 _TIME_PHRASES = re.compile(r"\b(?:de laatste tijd|op dit moment|op het moment|these days|at the moment|"
                            r"at present|right now|for now)\b", re.IGNORECASE)
@@ -306,6 +314,8 @@ def _read_question(question: str, passages: list[Passage], owner: str,
     frame = topics.phrase_words(question) | (_FRAME_WORDS.get(kind, set()) if kind else set())
     asked = [w for w in dict.fromkeys(topics.content_words(_TIME_PHRASES.sub(" ", question)))
              if w not in owner_words and w not in frame]
+    # "Is she around right now?", "Wat deed ze hiervoor?" ask something, if not what: not about her in general
+    timed = bool(_TIME_PHRASES.search(question) or THEN.search(question))
     topic_words = sorted(topics.topic_words(topics.topics_of(question)) - set(asked))
     # names: capitalised in the question, or the name of a retrieved document ("floodmap-cli")
     titles = {w for passage in passages for w in topics.content_words(passage.title)}
@@ -323,7 +333,7 @@ def _read_question(question: str, passages: list[Passage], owner: str,
         counted=counted.group(1).lower() if (counted := _COUNTED.search(question)) else "",
         years=frozenset(_ASKED_YEAR.findall(question)),
         # "How old is Sam?" asks a fact, "Who is Sam?" asks about her
-        about_owner=not asked and not topic_words and not frame,
+        about_owner=not asked and not topic_words and not frame and not timed,
         subjects=frozenset(w for w in written if w in subjects and not w.isdigit()),
     )
 

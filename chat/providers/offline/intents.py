@@ -65,8 +65,9 @@ def _contact_pattern(names: str) -> re.Pattern:
 # many days a week can she work for us?"), not about anything done weekly ("How many hours a week
 # does he play trombone?").
 _WEEKLY = re.compile(r"\b(?:days?|hours?) (?:a|per) week\b|\b(?:dagen|uren|uur) per week\b", re.IGNORECASE)
-_WORKING = re.compile(r"\b(?:work\w*|werk\w*|availab\w*|beschikba\w*|free|vrij|inzetbaar|hire|book|inhuren|boeken|"
-                      r"us|ons|me|mij|project\w*|opdracht\w*|assignments?|clients?|klant\w*)\b", re.IGNORECASE)
+_WORKING = re.compile(r"\b(?:work|works|worked|working|werk|werkt|werken|werkte|availab\w*|beschikba\w*|inzetbaar|"
+                      r"hire|inhuren|project\w*|opdracht\w*|assignments?|clients?|klant\w*)\b|"
+                      r"\b(?:for|with|voor|bij) (?:us|me|ons|mij)\b", re.IGNORECASE)
 
 
 def _availability_pattern(names: str) -> re.Pattern:
@@ -153,7 +154,8 @@ _ASKS_HOW = re.compile(r"(?:what|when|where|why|how|which|who|if|wat|wanneer|waa
                        re.IGNORECASE)
 # A short question with one of these words refers to the previous one: "How was it evaluated?"
 # ("this", "dat" and "het" only as the last word: elsewhere they are articles or conjunctions)
-_REFERS_BACK = re.compile(r"\b(?:it|its|they|them|ervan|erover|daarvan|daarover|hiervan|hierover|daar)\b|"
+_REFERS_BACK = re.compile(r"\b(?:it|its|they|them|ervan|erover|daarvan|daarover|hiervan|hierover|daar|daarvoor|"
+                          r"hiervoor|daarna|hierna|ervoor|erna)\b|"
                           r"\b(?:this|that|dit|dat|het)\s*[?.!]*\s*$|^\s*(?:and|also|en|ook)\b", re.IGNORECASE)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from chat.providers.offline.extract import question_kind
+from chat.providers.offline.extract import THEN, question_kind
 from knowledge import topics
 
 # What visitors call each kind of document that comes in numbers (a site has one CV, one about
@@ -84,6 +84,7 @@ def asks_profile(question: str, owner: str) -> bool:
     """A question about what the owner does or who the owner is, in general."""
     # "Who is Noor?" asks for the profile too; "where", "when", "how many" ask for one fact
     question = _asks(question)
-    if question is None or question_kind(question) not in (None, "who"):
+    # "What did she do before that?", "Wat deed hij daarvoor?": one time of her work, not the profile
+    if question is None or question_kind(question) not in (None, "who") or THEN.search(question):
         return False
     return not (_rest(question, owner) - _GENERAL - _PROFILE_WORDS)

@@ -53,6 +53,7 @@ def asked(text: str) -> list[dict]:
         ("What are the charges of a keynote?", "en"),
         ("Can she work three days a week?", "en"),
         ("Hoeveel dagen per week is hij beschikbaar?", "nl"),
+        ("Hoeveel dagen per week kan ze voor ons werken?", "nl"),
     ],
 )
 async def test_availability_in_the_ways_people_ask_it(question, language):
@@ -68,7 +69,8 @@ async def test_availability_in_the_ways_people_ask_it(question, language):
      "Heeft ze ooit een prijs gewonnen?", "Welke prijs kreeg het project?", "Since when has she been in charge of "
      "the programme?", "Who is in charge?",
      # hours a week of something else than working for someone
-     "How many hours a week does he play trombone?", "Hoeveel uur per week traint ze?"],
+     "How many hours a week does he play trombone?", "Hoeveel uur per week traint ze?",
+     "Kun je me vertellen hoeveel uur per week hij traint?", "How many hours a week does she spend on her book?"],
 )
 async def test_other_questions_are_searched_in_the_visitors_words(question):
     assert await tools_for(asked(question)) == [("search_knowledge", {"query": question})]
@@ -130,6 +132,8 @@ async def test_a_short_follow_up_is_searched_with_the_question_it_refers_to():
     assert await tools_for(history) == [("search_knowledge", {"query": "What is Harbour? How was it received?"})]
     history[-1] = {"role": "user", "content": "Hoe groot is het team?"}  # "het" is an article here
     assert await tools_for(history) == [("search_knowledge", {"query": "Hoe groot is het team?"})]
+    history[-1] = {"role": "user", "content": "Wat deed hij daarvoor?"}
+    assert await tools_for(history) == [("search_knowledge", {"query": "What is Harbour? Wat deed hij daarvoor?"})]
 
 
 async def test_the_owners_name_is_left_out_of_the_search():

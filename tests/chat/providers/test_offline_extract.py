@@ -177,6 +177,14 @@ def test_again_asks_nothing_of_its_own():
     assert answer("Wanneer kan hij opnieuw beginnen?", found=page) == english
 
 
+def test_a_time_phrase_alone_asks_about_nothing():
+    # "right now" is not a word to find, but neither is the question about the owner in general
+    assert answer("Is he around right now?") == []
+    assert answer("Wat deed hij hiervoor?", lang="nl") == []  # before what, it does not say
+    assert answer("Where does he work right now?") == [
+        "Curriculum Vitae: Since May 2021 Sam has worked at Brightwater, a water utility in Leiden."]
+
+
 def test_the_dutch_frame_of_a_question_asks_nothing_of_its_own():
     # "lately", "get" and "a few examples" frame the question; the courses and clients are asked
     found = [Passage("CV", "Certificates", "Siemens Certified Programmer TIA Portal (2016)", 0),

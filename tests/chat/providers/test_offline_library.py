@@ -86,6 +86,8 @@ def test_an_overview_is_asked_with_nothing_but_the_kind(question, kind):
     ("What does she do in her spare time?", False), ("Where does she work?", False),
     ("When did she start?", False), ("In a nutshell, how does she tune a hall?", False),
     ("Other than work, what does she do?", False), ("Na het werk, wat doet ze?", False), ("Yes, tell me more", False),
+    # one time of her work, not the profile
+    ("What did she do before that?", False), ("Wat deed ze daarvoor?", False),
 ])
 def test_a_profile_question_names_nothing_but_the_owner_and_work(question, profile):
     assert asks_profile(question, OWNER) is profile
