@@ -47,8 +47,7 @@ TOPICS: dict[str, str] = {
         "hobby hobbies pastime leisure spare outside volunteer volunteers volunteering sport sports "
         "free_time spare_time weekend weekends "
         "hobby's vrije_tijd vrijetijd vrijwilliger vrijwilligers vrijwilligerswerk vrijwillig sporten "
-        "naast_het_werk buiten_het_werk naast_haar_werk buiten_haar_werk naast_zijn_werk buiten_zijn_werk "
-        "naast_hun_werk buiten_hun_werk"
+        "naast_werk buiten_werk"
     ),
     "spoken_languages": (
         "~language ~languages spoken fluent fluently native bilingual "
@@ -88,10 +87,7 @@ TOPICS: dict[str, str] = {
         "available availability capacity "
         "beschikbaar beschikbaarheid inzetbaar"
     ),
-    "contact": (
-        "contact reach email e-mail message touch bereiken bericht mailen contact_opnemen contact_met_haar_opnemen "
-        "contact_met_hem_opnemen contact_met_hen_opnemen contact_met_je_opnemen contact_met_u_opnemen"
-    ),
+    "contact": "contact reach email e-mail message touch bereiken bericht mailen contact_opnemen",
 }
 
 # Function words: they name nothing, in a heading or a question; they also tell the languages apart
@@ -123,12 +119,12 @@ STOP_WORDS = ENGLISH_STOP_WORDS | DUTCH_STOP_WORDS
 _WORD = re.compile(r"[\w'-]+", re.UNICODE)
 
 
-def _entries(topic: str) -> tuple[frozenset[str], frozenset[str], tuple[str, ...]]:
+def _entries(topic: str) -> tuple[frozenset[str], frozenset[str], tuple[tuple[str, ...], ...]]:
     """A topic's words that name it, its words found only through it, and its phrases."""
     entries = TOPICS[topic].split()
     return (frozenset(e for e in entries if "_" not in e and not e.startswith("~")),
             frozenset(e[1:] for e in entries if e.startswith("~")),
-            tuple(e.replace("_", " ") for e in entries if "_" in e))
+            tuple(tuple(e.split("_")) for e in entries if "_" in e))
 
 
 _INDEX = {topic: _entries(topic) for topic in TOPICS}
@@ -144,11 +140,10 @@ def topics_of(text: str) -> list[str]:
     """The topics a text names, in TOPICS order. A Dutch compound names its head's topic
     ("avondcursus" is a course); heads shorter than six letters are left out ("programmeertalen"
     ends in "talen" but is not about languages spoken)."""
-    found = words(text)
-    present, joined = set(found), f" {' '.join(found)} "
-    return [topic for topic, (naming, _, phrases) in _INDEX.items()
-            if present & naming or any(f" {phrase} " in joined for phrase in phrases)
-            or any(_compound_of(word, naming) for word in present)]
+    present = set(words(text))
+    phrased = {topic for topic, _ in _phrases(text)}
+    return [topic for topic, (naming, _, _) in _INDEX.items()
+            if present & naming or topic in phrased or any(_compound_of(word, naming) for word in present)]
 
 
 def _compound_of(word: str, heads: frozenset[str]) -> bool:
@@ -159,9 +154,27 @@ def _compound_of(word: str, heads: frozenset[str]) -> bool:
 def phrase_words(text: str) -> set[str]:
     """The words of a text that are part of a topic's phrase ("spare time"): the phrase, not each
     word, is what the text asks about."""
-    joined = f" {' '.join(words(text))} "
-    return {word for _, _, phrases in _INDEX.values() for phrase in phrases if f" {phrase} " in joined
-            for word in phrase.split()}
+    return {word for _, span in _phrases(text) for word in span}
+
+
+# Words a phrase may hold in a visitor's wording besides its own: "naast haar werk" says "naast
+# werk", "contact met hem opnemen" says "contact opnemen".
+_FILLERS = frozenset("de het een haar zijn hun hem hen je jouw u uw mijn met".split())
+
+
+def _phrases(text: str) -> list[tuple[str, list[str]]]:
+    """Each topic phrase the text says, with the text's words from the phrase's first word to its
+    last (the fillers between them included)."""
+    found = words(text)
+    kept = [i for i, word in enumerate(found) if word not in _FILLERS]
+    spans = []
+    for topic, (_, _, phrases) in _INDEX.items():
+        for phrase in phrases:
+            for start in range(len(kept) - len(phrase) + 1):
+                at = kept[start:start + len(phrase)]
+                if tuple(found[i] for i in at) == phrase:
+                    spans.append((topic, found[at[0]:at[-1] + 1]))
+    return spans
 
 
 def topic_words(topics: list[str]) -> set[str]:

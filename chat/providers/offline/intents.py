@@ -65,9 +65,9 @@ def _contact_pattern(names: str) -> re.Pattern:
 # many days a week can she work for us?"), not about anything done weekly ("How many hours a week
 # does he play trombone?").
 _WEEKLY = re.compile(r"\b(?:days?|hours?) (?:a|per) week\b|\b(?:dagen|uren|uur) per week\b", re.IGNORECASE)
-_WORKING = re.compile(r"\b(?:work|works|worked|working|werk|werkt|werken|werkte|availab\w*|beschikba\w*|inzetbaar|"
-                      r"hire|inhuren|project\w*|opdracht\w*|assignments?|clients?|klant\w*)\b|"
-                      r"\b(?:for|with|voor|bij) (?:us|me|ons|mij)\b", re.IGNORECASE)
+# (being available, hiring: the availability pattern has those on their own)
+_WORKING = re.compile(r"\b(?:work|works|worked|working|werk|werkt|werken|werkte|project\w*|opdracht\w*|"
+                      r"assignments?|clients?|klant\w*)\b|\b(?:for|with|voor|bij) (?:us|me|ons|mij)\b", re.IGNORECASE)
 
 
 def _availability_pattern(names: str) -> re.Pattern:
