@@ -110,7 +110,9 @@ _WEAK_WORDS = frozenset(
     "use uses used using get gets got make makes made take takes took know knows knew like likes think thinks "
     "gebruikt gebruiken gebruikte maakt maken maakte doet doen deed weet weten vindt vinden "
     "getting going obtain obtained gotten krijgt krijgen kreeg kregen gekregen haalt halen haalde gehaald "
-    "behaalt behalen behaalde behaalden behaald".split()
+    "behaalt behalen behaalde behaalden behaald "
+    # "let" / "laten": having something done ("Laat hij het in de cloud draaien?") names nothing
+    "let lets letting laat laten liet lieten gelaten".split()
 )
 # Words too general to say what a question is about, or to justify quoting a second sentence.
 _GENERAL_WORDS = _WEAK_WORDS | frozenset(
@@ -126,6 +128,8 @@ _GENERAL_WORDS = _WEAK_WORDS | frozenset(
     # coming and going say how, not what ("Zijn reiskosten inbegrepen of komen die erbij?" is not
     # answered by "Daarna kom ik kijken")
     "come comes came coming komen komt kwam kwamen gekomen "
+    # "just", "simply": how, not what ("Kun je het niet gewoon automatisch laten doen?")
+    "simply gewoon simpelweg "
     # "weer" is "again" here (and "weather", which no owner's page answers either)
     "weer".split()
 )
@@ -370,9 +374,9 @@ def _score_passage(asks: _Question, ctx: _Context, nearest: str | None = None,
     for i, sentence in enumerate(split_sentences(ctx.passage.text)):
         found = [w for w in topics.content_words(sentence) if w not in asks.owner_words]
         own_words = {w for w in asks.asked if any(topics.same_word(w, f) for f in found)}
-        # a word that names nothing ("jaar") translates nothing worth finding ("annual salary")
-        covers = own_words | (dense_translated([w for w in asks.asked if w not in own_words],
-                                               [f for f in found if f not in _GENERAL_WORDS])
+        # a word that names nothing ("jaar", "go") translates nothing worth finding ("annual salary")
+        unfound = [w for w in asks.asked if w not in own_words and w not in _GENERAL_WORDS]
+        covers = own_words | (dense_translated(unfound, [f for f in found if f not in _GENERAL_WORDS])
                               if not ctx.in_language else set())
         # the topic in other words than the question's ("cat" for "pets")
         related = any(topics.same_word(t, f) for t in asks.topic_words for f in found)

@@ -170,3 +170,33 @@ def test_a_year_is_read_where_the_question_asks_about_one_and_ranges_name_their_
     assert _ASKED_YEAR.findall("Does a keynote cost less than 2000 euro?") == []
     assert {"2019", "2020", "2021"} <= _years("Acme (2019-2021)")
     assert "2020" not in _years("Acme 2019, Beta 2021")
+
+
+def test_a_word_that_names_nothing_is_not_translated(monkeypatch):
+    # "go" and "used" say how, not what: a Dutch sentence that "translates" them is no answer
+    from chat.providers.offline import extract
+
+    asked_words: list[list[str]] = []
+
+    def record(asked, found):
+        asked_words.append(list(asked))
+        return set()
+
+    monkeypatch.setattr(extract, "dense_translated", record)
+    passages = [Passage("Artikel", "", "Een gebruikte processor kost rond de 1.500 euro. Laat operators meekijken.", 0)]
+    choose("What does a used processor go for nowadays?", passages, lang="en", owner="Bas Mulder")
+    assert asked_words and all("go" not in words and "used" not in words for words in asked_words)
+    assert any("processor" in words for words in asked_words)
+
+
+def test_having_something_done_or_just_doing_it_names_nothing():
+    # "laat ... draaien" and "gewoon" frame the question: "cloud" and "automatisch" are what it asks
+    passages = [Passage("Tools", "", "He trains small neural networks and runs them next to the line, never in the "
+                        "cloud. For classic image processing he uses Halcon.", 0),
+                Passage("Artikel", "", "Automatische conversie van oude code levert software op die niemand "
+                        "begrijpt. Reken anderhalf keer zoveel tijd.", 1)]
+    quotes = choose("Laat hij zijn modellen in de cloud draaien?", passages, lang="nl", owner="Bas Mulder")
+    assert any("never in the cloud" in s for q in quotes for s in q.sentences)
+    quotes = choose("Kun je oude code niet gewoon automatisch laten omzetten?", passages, lang="nl", owner="Bas Mulder")
+    assert [q.sentences for q in quotes] == [["Automatische conversie van oude code levert software op die niemand "
+                                              "begrijpt."]]
