@@ -76,8 +76,11 @@ _MEASURES = [
     # much did the error rate drop?" nor "Wat vraagt de klant?"
     ("money", re.compile(r"\b(?:how much (?:(?:does|do|did|is|are|will|would|was|were)\b.*\b(?:costs?|charges?|fees?|"
                          r"prices?|(?:hourly|day|daily) rates?)|money)|how expensive|what (?:does|do|did|would|will) "
-                         r"(?:[\w'-]+ ){1,4}(?:cost|charge)|hoeveel (?:kost|kosten|kostte|geld)|wat (?:kost|kosten|"
-                         r"kostte)|(?:hoeveel|wat) (?:rekent|vraagt|vragen|rekenen) (?:ze|zij|hij|je|jij|u)|hoe duur)"
+                         r"(?:[\w'-]+ ){1,4}(?:cost|charge|pay|earn)|how much (?:does|do|did|would|will) (?:[\w'-]+ )"
+                         r"{1,4}(?:pay|earn)|hoeveel (?:kost|kosten|kostte|geld)|wat (?:kost|kosten|kostte)|"
+                         r"(?:hoeveel|wat) (?:rekent|vraagt|vragen|rekenen) (?:ze|zij|hij|je|jij|u)|hoe duur|"
+                         # paying and earning are money too: "Wat betaalde de bakkerij?", "Hoeveel verdient ze?"
+                         r"(?:hoeveel|wat) (?:betaalt|betaalde|betaalden|betalen|verdient|verdiende|verdienen))"
                          r"\b", re.IGNORECASE)),
     ("weight", re.compile(r"\b(?:how heavy|how much (?:does|do|did) (?:[\w'-]+ ){1,4}weigh|hoe zwaar|hoeveel "
                           r"(?:weegt|woog|wegen))\b", re.IGNORECASE)),

@@ -153,6 +153,10 @@ def test_what_a_question_pins_down_is_read_in_its_usual_spellings(question, text
     ("How much does she charge per day?", "money"), ("How much are her fees?", "money"),
     ("Hoeveel kosten de workshops?", "money"), ("Wat rekent hij per uur?", "money"),
     ("How long did the move take?", "duration"), ("Hoe zwaar is de kast?", "weight"),
+    # paying and earning are money too
+    ("What did the museum pay for the new signs?", "money"), ("How much does she earn?", "money"),
+    ("Hoeveel verdient hij bij de gemeente?", "money"), ("Wat betaalde de bakkerij voor de oven?", "money"),
+    ("Does he pay attention to safety?", None),
     # not a price, not a distance
     ("How much is the success rate?", None), ("How much did the error rate drop?", None),
     ("Wat vraagt de klant meestal?", None), ("How far along is the project?", None),
@@ -200,3 +204,11 @@ def test_having_something_done_or_just_doing_it_names_nothing():
     quotes = choose("Kun je oude code niet gewoon automatisch laten omzetten?", passages, lang="nl", owner="Bas Mulder")
     assert [q.sentences for q in quotes] == [["Automatische conversie van oude code levert software op die niemand "
                                               "begrijpt."]]
+
+
+def test_what_someone_earns_or_paid_is_not_answered_by_another_number():
+    # the page gives days and loaves, no amount: the salary and the price are declined
+    page = [Passage("Project: Bakery", "", "From March he works two days a week for the bakery. The line bakes "
+                    "9,000 loaves an hour.", 0)]
+    assert choose("What did the bakery pay for the new line?", page, lang="en", owner="Lot Brouwer") == []
+    assert choose("Hoeveel verdient hij bij de bakkerij?", page, lang="nl", owner="Lot Brouwer") == []
