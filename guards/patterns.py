@@ -138,15 +138,13 @@ RULES: list[Rule] = [
     Rule("injection", "override_instructions", seq("leave put set", "previous prior above earlier all",
                                                    "behind aside", gap=3)),
     Rule("injection", "new_instructions", seq(
-        "new updated real actual true different nieuwe echte neue wahre", "instruction* instructie* anweisung* "
-        "anweisungen", gap=1)),
-    # Rules are also what visitors ask about ("Did the new crit rules help?", "de nieuwe regels van de
-    # AI Act"): new rules are an attack only when announced ("New rules:") or given to the twin
-    # ("your new rules", "je nieuwe regels")
-    Rule("injection", "new_instructions", re.compile(
-        r"\b(?:new|updated|nieuwe|neue[nr]?)\s+(?:rules?|regels?|regeln)\s*[:\-]|"
-        r"\b(?:your|je|jouw|uw|deine|ihre|dein)\s+(?:new|updated|real|actual|true|nieuwe|echte|neue[nr]?|wahren?)\s+"
-        r"(?:rules?|regels?|regeln)\b")),
+        "new updated real actual true different nieuwe echte neue* wahre*", "instruction* instructie* "
+        "anweisung*", gap=1)),
+    # rules are also what visitors ask about ("Did the new crit rules help?", "Wat vindt ze van de
+    # nieuwe regels van de AI Act?"): new rules are an attack when given, not when asked about
+    Rule("injection", "new_instructions", seq(
+        "new updated real actual true different nieuwe echte neue* wahre*", "rule* regel* regeln", gap=1),
+        orders_only=True),
     Rule("injection", "new_instructions", re.compile(
         r"\b(?:new|nieuwe|neue)\s+(?:task|opdracht|aufgabe|statement|role|rol|rolle)\s*[:\-]")),
     Rule("injection", "instead", seq("instead in_plaats_daarvan stattdessen", "write* say* print* output* "

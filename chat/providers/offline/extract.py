@@ -77,11 +77,14 @@ _MEASURES = [
     ("money", re.compile(r"\b(?:how much (?:(?:does|do|did|is|are|will|would|was|were)\b.*\b(?:costs?|charges?|fees?|"
                          r"prices?|(?:hourly|day|daily) rates?)|money)|how expensive|what (?:does|do|did|would|will) "
                          r"(?:[\w'-]+ ){1,4}(?:cost|charge|pay|earn)|how much (?:does|do|did|would|will) (?:[\w'-]+ )"
-                         r"{1,4}(?:pay|earn)|hoeveel (?:kost|kosten|kostte|geld)|wat (?:kost|kosten|kostte)|"
+                         r"{1,4}(?:pay|earn)|(?:how much|what) (?:is|was|are|were) (?:[\w'-]+ ){1,3}paid|"
+                         r"hoeveel (?:kost|kosten|kostte|geld)|wat (?:kost|kosten|kostte)|"
                          r"(?:hoeveel|wat) (?:rekent|vraagt|vragen|rekenen) (?:ze|zij|hij|je|jij|u)|hoe duur|"
                          # paying and earning are money too: "Wat betaalde de bakkerij?", "Hoeveel verdient ze?"
-                         r"(?:hoeveel|wat) (?:betaalt|betaalde|betaalden|betalen|verdient|verdiende|verdienen))"
-                         r"\b", re.IGNORECASE)),
+                         r"(?:hoeveel|wat) (?:betaal|betaalt|betaalde|betaalden|betalen|verdien|verdient|verdiende|"
+                         r"verdienen))"
+                         # but attention is paid and preference deserved ("verdient de voorkeur"), not money
+                         r"\b(?!.*\b(?:attention|a living|voorkeur|aandacht)\b)", re.IGNORECASE)),
     ("weight", re.compile(r"\b(?:how heavy|how much (?:does|do|did) (?:[\w'-]+ ){1,4}weigh|hoe zwaar|hoeveel "
                           r"(?:weegt|woog|wegen))\b", re.IGNORECASE)),
 ]
@@ -114,8 +117,9 @@ _WEAK_WORDS = frozenset(
     "gebruikt gebruiken gebruikte maakt maken maakte doet doen deed weet weten vindt vinden "
     "getting going obtain obtained gotten krijgt krijgen kreeg kregen gekregen haalt halen haalde gehaald "
     "behaalt behalen behaalde behaalden behaald "
-    # "let" / "laten": having something done ("Laat hij het in de cloud draaien?") names nothing
-    "let lets letting laat laten liet lieten gelaten".split()
+    # "let" / "laten": having something done ("Laat hij het in de cloud draaien?") names nothing;
+    # not "laat" itself, which is also "late" ("Is ze vaak te laat?")
+    "let lets letting laten liet lieten gelaten".split()
 )
 # Words too general to say what a question is about, or to justify quoting a second sentence.
 _GENERAL_WORDS = _WEAK_WORDS | frozenset(

@@ -156,7 +156,8 @@ def test_what_a_question_pins_down_is_read_in_its_usual_spellings(question, text
     # paying and earning are money too
     ("What did the museum pay for the new signs?", "money"), ("How much does she earn?", "money"),
     ("Hoeveel verdient hij bij de gemeente?", "money"), ("Wat betaalde de bakkerij voor de oven?", "money"),
-    ("Does he pay attention to safety?", None),
+    ("How much was she paid for the mural?", "money"), ("Hoeveel verdien je per jaar?", "money"),
+    ("What did she pay attention to in the redesign?", None), ("Wat verdient de voorkeur: Python of Go?", None),
     # not a price, not a distance
     ("How much is the success rate?", None), ("How much did the error rate drop?", None),
     ("Wat vraagt de klant meestal?", None), ("How far along is the project?", None),
@@ -199,7 +200,8 @@ def test_having_something_done_or_just_doing_it_names_nothing():
                         "cloud. For classic image processing he uses Halcon.", 0),
                 Passage("Artikel", "", "Automatische conversie van oude code levert software op die niemand "
                         "begrijpt. Reken anderhalf keer zoveel tijd.", 1)]
-    quotes = choose("Laat hij zijn modellen in de cloud draaien?", passages, lang="nl", owner="Bas Mulder")
+    quotes = choose("Kan hij zijn modellen niet gewoon in de cloud laten draaien?", passages, lang="nl",
+                    owner="Bas Mulder")
     assert any("never in the cloud" in s for q in quotes for s in q.sentences)
     quotes = choose("Kun je oude code niet gewoon automatisch laten omzetten?", passages, lang="nl", owner="Bas Mulder")
     assert [q.sentences for q in quotes] == [["Automatische conversie van oude code levert software op die niemand "
