@@ -185,7 +185,10 @@ def test_question_streams_token_by_token_with_a_citation_and_survives_reload(ser
         answer.locator(".sources a").first.click()  # the citation leads to a page that exists
         page.locator("article.source").wait_for()
         shot(page, "03-source-page")
+        watch.settle()  # the source page's own requests (its favicon) finish before going back
         page.go_back()
+        page.locator("#send:not([disabled])").wait_for()
+        watch.settle()
 
         page.reload()
         page.locator("#send:not([disabled])").wait_for()

@@ -94,6 +94,7 @@ def test_the_widget_on_another_site_streams_an_answer_keeps_the_conversation_and
         answer.locator('.rate button[aria-pressed="true"]').wait_for()
         shot(page, "12-embed-widget-nl")
 
+        watch.settle()  # the rating's POST finishes before the host page reloads
         page.reload()  # the host page again: the same conversation, from the frame's own storage
         page.get_by_role("button", name="Vraag het de tweeling van Mira Jansen").click()
         chat = page.frame_locator("iframe")

@@ -68,6 +68,7 @@ def browse(server: Daphne) -> None:
         assert "<script>" in answer and "onerror" in answer
         assert page.locator(".msg.user").last.locator(".text").inner_text() == QUESTION
 
+        watch.settle()
         page.reload()  # the stored versions, rendered again
         page.locator("#send:not([disabled])").wait_for()
         assert_inert(page, "#log", MADE + ", #log b, #log details")
