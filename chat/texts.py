@@ -38,6 +38,10 @@ TEXTS = {
     "offline.in_english": _("(in English)"),
     "offline.decline": _("I can't find that in {owner}'s knowledge base, so I won't guess. "
                          "You can ask me to pass a message to {owner} instead."),
+    # a name the knowledge base never writes ("Has she used MongoDB?"): said, so the visitor
+    # sees which part of the question found nothing
+    "offline.decline_name": _("I can't find anything about {name} in {owner}'s knowledge base, so I won't "
+                              "guess. You can ask me to pass a message to {owner} instead."),
     "offline.tool_error": _("Something went wrong while looking that up, so I won't guess. Please try again."),
     "offline.contact_ask": _("I can pass a message on to {owner}; {owner} reviews every message before it is "
                              "sent. Please give me your name, your e-mail address so {owner} can reply, and "

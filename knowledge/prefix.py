@@ -65,6 +65,15 @@ _BLOCK = re.compile(r"^# (?P<title>[^\n]+)\n\[source: [^\n]*\]\n\[kind: (?P<kind
                     r"(?P<body>.*?)(?=^# |\Z)", re.MULTILINE | re.DOTALL)
 
 
+# The heading of the note that names the documents a prefix over the bound leaves out.
+LEFT_OUT = "# Not in this prompt"
+
+
+def holds_everything(text: str) -> bool:
+    """Whether a text that holds the prefix holds every public document (no note of left-out ones)."""
+    return bool(_BLOCK.search(text)) and f"\n{LEFT_OUT}\n" not in f"\n{text}"
+
+
 def prefix_blocks(text: str) -> list[tuple[str, str, str, str]]:
     """(title, kind, language, body) of each document block in a text that holds the prefix."""
     return [(m["title"].strip(), m["kind"], m["lang"], m["body"].strip()) for m in _BLOCK.finditer(text)]
@@ -109,7 +118,7 @@ def build_prefix(documents: list[Document], bound: int, popularity: dict[str, in
             used += cost
     kept = [block for doc, block in blocks if doc.title in chosen]
     left = [doc.title for doc, _ in blocks if doc.title not in chosen]
-    note = ("# Not in this prompt\nThese documents are not shown here; search the knowledge base "
+    note = (f"{LEFT_OUT}\nThese documents are not shown here; search the knowledge base "
             "(search_knowledge) for anything they may answer:\n")
     for listed, title in enumerate(left):
         line = f"- {title}\n"

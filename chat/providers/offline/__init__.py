@@ -11,6 +11,7 @@ knowledge base has it; it declines when nothing retrieved answers.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import re
 import uuid
@@ -20,7 +21,7 @@ from chat.agent.tools import ToolStatus
 from chat.citations import cite
 from chat.providers.base import ChatRequest, ChatResult, OnToken, ToolCall, Usage
 from chat.providers.offline import library
-from chat.providers.offline.extract import Passage, choose
+from chat.providers.offline.extract import Passage, Vocabulary, choose, unknown_names
 from chat.providers.offline.intents import IntentReader, Plan
 from chat.providers.offline.overview import asks_profile, overview_kind
 from chat.texts import text as say
@@ -65,7 +66,8 @@ class OfflineProvider:
                 )
         # the sentence choice runs the embedding models (chat.providers.offline.dense): off the
         # event loop, which serves every other visitor's stream meanwhile
-        text = await asyncio.to_thread(self._compose, plan, turn, library.documents(request.messages))
+        text = await asyncio.to_thread(self._compose, plan, turn, library.documents(request.messages),
+                                       library.complete(request.messages))
         for piece in re.findall(r"\S+\s*", text):
             on_token(piece)
         return ChatResult(
@@ -115,7 +117,9 @@ class OfflineProvider:
         return (f"{say('offline.found', lang, owner=self.owner)} {_language_marker(profile.lang, lang)}"
                 f"{' '.join(profile.opening(2))} {cite(profile.title)}")
 
-    def _compose(self, plan: Plan, turn: _Turn, docs: list[library.Document]) -> str:
+    def _compose(self, plan: Plan, turn: _Turn, docs: list[library.Document], everything: bool = False) -> str:
+        """The answer. ``everything``: ``docs`` is the whole knowledge base, so a name it never writes
+        is one it knows nothing about."""
         lang = detect_language(turn.question)
 
         def words(key: str) -> str:
@@ -143,10 +147,13 @@ class OfflineProvider:
             if plan.context:  # what "it" is: the earlier question's words, without its question words
                 question = f"{question} ({' '.join(topics.content_words(plan.context))})"
             subjects = frozenset(w for d in docs if d.kind != "availability" for w in topics.content_words(d.title))
+            unknown = self._unknown_names(plan.question, looked_up, docs) if everything else []
             quotes = choose(question, passages, lang=lang, owner=self.owner, limit=self.max_quotes,
-                            subjects=subjects) if plan.question or not parts else []
+                            subjects=subjects) if (plan.question or not parts) and not unknown else []
             languages = {d.title: d.lang for d in docs}
-            if quotes:
+            if unknown:
+                parts.append(say("offline.decline_name", lang, owner=self.owner, name=unknown[0]))
+            elif quotes:
                 parts.append(words("offline.found"))
                 parts.extend(f"{_language_marker(languages.get(q.title), lang)}{' '.join(q.sentences)} {cite(q.title)}"
                              for q in quotes)
@@ -160,6 +167,23 @@ class OfflineProvider:
         if plan.ask_details:
             parts.append(words("offline.contact_ask"))
         return " ".join(parts)
+
+
+    def _unknown_names(self, question: str, looked_up: list[tuple[str, dict]],
+                       docs: list[library.Document]) -> list[str]:
+        """The names a searched question asks about that the knowledge base never writes
+        (``extract.unknown_names``). Not for the availability check: "Is she free to work for
+        Acme in May?" names the visitor's company, and the agenda answers it all the same."""
+        if not question or not any(name == "search_knowledge" for name, _ in looked_up):
+            return []
+        return unknown_names(question, _vocabulary(tuple(f"{d.title}\n{d.body}" for d in docs)), self.owner)
+
+
+@functools.lru_cache(maxsize=4)
+def _vocabulary(texts: tuple[str, ...]) -> Vocabulary:
+    """The knowledge base's words, read once per version of it (the prompt holds the same text
+    every turn). Per process; a few versions at most."""
+    return Vocabulary.read(list(texts))
 
 
 def _language_marker(source: str | None, lang: str) -> str:

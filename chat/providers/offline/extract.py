@@ -20,6 +20,7 @@ from chat.providers.offline.dense import similarities as dense_similarities
 from chat.providers.offline.dense import translated as dense_translated
 from chat.providers.offline.sentences import split_sentences
 from knowledge import topics
+from knowledge.counterparts import counterparts
 from knowledge.language import detect_language
 
 _MONTHS = (
@@ -171,6 +172,82 @@ def _names(question: str) -> set[str]:
     first word of a sentence has a capital anyway ("Wij zijn een goed doel. Krijgen we ...?")."""
     inside = _SENTENCE_START.sub(" ", question)
     return {w for match in _CAPITALISED.findall(f" {inside}") for w in topics.words(match)} - topics.STOP_WORDS
+
+
+# Who introduces themselves names no subject: "I'm Jan from Acme. What does she charge?"
+_INTRODUCTION = re.compile(r"\b(?:i am|i'm|my name is|this is|we are|we're|ik ben|ik heet|mijn naam is|wij zijn|"
+                           r"we zijn|namens|on behalf of)\b[^.?!]*", re.IGNORECASE)
+_QUESTION_SENTENCE = re.compile(r"[^.?!\n]*\?")
+_SHORT = 10  # words
+# what the visitor quotes (a title, a line they saw) is not what they name
+_QUOTED = re.compile(r"(?<!\w)['\"\u2018\u201c][^'\"\u2019\u201d\n]*['\"\u2019\u201d](?!\w)")
+# what the question is set in rather than about: a place ("a talk in Vienna", "naar Wenen") or
+# the visitor's own ("our CTO", "onze ERP"), or comes with a number: a time zone ("14:30 CET"),
+# an address ("Keizersgracht 123"), a version or an edition ("Windows 11", "PyCon 2027")
+_SETTING = re.compile(r"(?:\b(?:in|to|naar|near|nabij|around|rond|te|across|throughout|our|my|your|onze|ons|mijn|"
+                      r"jullie|uw)|\d\S*)\s+(?:the\s+|de\s+|het\s+)?(?:[A-Z][\w'\u2019-]*\s*)+|(?:[A-Z][\w'\u2019-]*\s+)+\d")
+# German writes every noun with a capital: its capitals are no names
+_GERMAN = frozenset("ist sie und nicht für auch oder einen einer eines unser unsere sich wäre würde kann können "
+                    "ich wir ihr ihre ihren mein meine bei mit um".split())
+# how people are addressed, not what is asked about ("Ms Visser", "mevr. Bakker")
+_TITLES = frozenset("mr mrs ms miss dr prof sir madam dhr mevr mevrouw meneer heer ir ing drs".split())
+_CALENDAR = frozenset(_MONTHS.split())
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """What the knowledge base writes: every word, and each part of a hyphenated one
+    ("ABB-robots" holds "abb")."""
+
+    words: frozenset[str]
+
+    @classmethod
+    def read(cls, texts: list[str]) -> Vocabulary:
+        found = {w for text in texts for w in topics.words(text)}
+        return cls(frozenset(found | {part for w in found if "-" in w for part in w.split("-") if part}))
+
+    def knows(self, name: str) -> bool:
+        """Whether it writes ``name`` in some form: the word itself, an inflection, or for a
+        compound its first part ("Siemens-besturingen": "siemens")."""
+        forms = {name, name.split("-", maxsplit=1)[0]}
+        return bool(forms & self.words) or any(topics.same_word(f, w) for f in forms if len(f) >= 4
+                                               for w in self.words)
+
+
+def unknown_names(question: str, vocabulary: Vocabulary, owner: str) -> list[str]:
+    """The names a question asks about that the knowledge base never writes in any form, as the
+    visitor wrote them: no sentence states a fact about them ("Has she used MongoDB?",
+    "Programmeert hij ook ABB-robots?"), so the nearest sentence about something else must not
+    answer it.
+
+    A name is a word written with a capital inside the question's own sentence: not where the
+    visitor introduces themselves, not a month or a day, not the owner's name, not a number, not
+    a place the question is set in ("Would they fly over for a talk in Vienna?" asks about
+    travelling, wherever to), nor the visitor's own ("our CTO"), nor what comes with a number
+    (``_SETTING``). A name the base writes in its other language ("German" for "Duits") is known
+    (``knowledge.counterparts``). A question in Title Case or capitals throughout shows no
+    names, nor does one in German, which capitalises every noun."""
+    # the question's own sentences; a message without a question mark only when it is short (a
+    # long one is a pasted text, a traceback or an introduction, full of names of its own)
+    sentences = [s.strip() for s in _QUESTION_SENTENCE.findall(_QUOTED.sub(" ", question))]
+    if not sentences and len(question.split()) <= _SHORT and not re.search(r"[\d@]", question):
+        sentences = [question.strip()]
+    asked = " ".join(f"{_INTRODUCTION.sub(' ', s).strip()}." for s in sentences)
+    written = re.findall(r"[^\W\d_][\w'-]*", asked)
+    # Title Case or capitals: the function words have capitals too ("What Is Her Rate?")
+    titled = sum(1 for w in re.findall(r"[^\W\d_][\w'-]*", _SENTENCE_START.sub(" ", asked))
+                 if w[0].isupper() and w.lower() in topics.STOP_WORDS and w != "I")
+    if titled >= 2 or asked == asked.upper() or any(w.lower() in _GERMAN for w in written):
+        return []
+    owner_words = set(topics.name_words(owner))
+    inside = _SETTING.sub(" ", _SENTENCE_START.sub(" ", asked))
+    names = {word: match.strip("'-").removesuffix("'s").removesuffix("\u2019s")  # the visitor's spelling
+             for match in re.findall(r"(?<=[\s(\"'])[A-Z][\w'\u2019-]*", f" {inside}")
+             for word in topics.words(match)[:1]
+             if len(word) > 1 and not any(c.isdigit() for c in word) and word not in topics.STOP_WORDS
+             and word not in owner_words and word not in _CALENDAR and word not in _TITLES}
+    return [spelled for word, spelled in names.items()
+            if not any(vocabulary.knows(form) for form in counterparts(word))]
 
 
 @dataclass

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from chat.providers.offline.extract import META
 from chat.providers.offline.sentences import split_sentences
-from knowledge.prefix import prefix_blocks
+from knowledge.prefix import holds_everything, prefix_blocks
 
 _HEADING = re.compile(r"^#{1,6}\s.*$", re.MULTILINE)
 
@@ -36,6 +36,12 @@ def documents(messages: list[dict]) -> list[Document]:
     """The documents in the request's system prompt, in its order (empty when it has none)."""
     system = next((str(m.get("content") or "") for m in messages if m.get("role") == "system"), "")
     return [Document(*block) for block in prefix_blocks(system)]
+
+
+def complete(messages: list[dict]) -> bool:
+    """Whether the system prompt holds the whole knowledge base (not only the part that fits)."""
+    system = next((str(m.get("content") or "") for m in messages if m.get("role") == "system"), "")
+    return holds_everything(system)
 
 
 def of_kind(docs: list[Document], kind: str, lang: str) -> list[Document]:
