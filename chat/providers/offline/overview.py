@@ -38,7 +38,10 @@ _GENERAL = frozenset(
 )
 _PROFILE_WORDS = frozenset(
     "work works job jobs kind sort type profession occupation role field werk werkt baan beroep soort vak "
-    "functie rol doing doe doet does do did living leven".split()
+    "functie rol doing doe doet does do did living leven "
+    # what someone is known for, and the text that says who someone is ("a short bio")
+    "speciality specialty specialism specialities specialties expertise specialisatie specialiteit vakgebied "
+    "bio biography biografie".split()
 )
 # The question word opens the question, after a preposition at most ("Aan welke projecten ...?",
 # "For which clients ...?"), or after a clause of nothing but softening words ("In a nutshell,
@@ -47,8 +50,13 @@ _ASKS = re.compile(r"^\s*(?:(?:aan|in|met|voor|bij|op|van|over|at|for|with|on|fr
                    r"(?:what|who|which|tell|wat|wie|welke?|vertel)\b", re.IGNORECASE)
 _SOFTENING = frozenset(
     "so well ok okay and but in a short nutshell brief briefly general overall dus nou oké oke en maar kort kortom "
-    "gezegd samengevat het algemeen".split()
+    "gezegd samengevat het algemeen "
+    # greetings before the question: "hi, who is Sam?", "Hoi, wat doet ze?"
+    "hi hello hey hiya hoi hallo hai goedemorgen goedemiddag goedenavond".split()
 )
+# the same words before the question word without a comma: "so what does she do for a living?"
+_LEADING = re.compile(r"^\s*(?:(?:" + "|".join(sorted(_SOFTENING - {"in", "a", "het"}, key=len, reverse=True))
+                      + r")\b[\s!.]*)+", re.IGNORECASE)
 _WHO = re.compile(r"^\s*(?:who|whom|wie)\b", re.IGNORECASE)
 # "Has she written any articles?", "Heeft hij weleens projecten gedaan?": yes, and these
 _HAS = re.compile(r"^\s*(?:has|have|did|does|heeft|hebben|had|deed)\b", re.IGNORECASE)
@@ -59,6 +67,7 @@ def _asks(question: str) -> str | None:
     head, comma, rest = question.partition(",")
     if comma and set(topics.words(head)) <= _SOFTENING:
         question = rest
+    question = _LEADING.sub("", question)
     return question if _ASKS.search(question) else None
 
 

@@ -88,6 +88,11 @@ def test_an_overview_is_asked_with_nothing_but_the_kind(question, kind):
     ("Other than work, what does she do?", False), ("Na het werk, wat doet ze?", False), ("Yes, tell me more", False),
     # one time of her work, not the profile
     ("What did she do before that?", False), ("Wat deed ze daarvoor?", False),
+    # after a greeting or a softening word, with or without a comma; what she is known for, a bio
+    ("so what does Lot actually do for a living?", True), ("Hi! Who is Lot?", True),
+    ("hoi, wat is haar specialisatie?", True), ("What is Lot's speciality?", True),
+    ("Can you give me a short bio of Lot?", False),  # no question word: searched, as before
+    ("ok so what does she charge?", False), ("Hello, where is she based?", False),
 ])
 def test_a_profile_question_names_nothing_but_the_owner_and_work(question, profile):
     assert asks_profile(question, OWNER) is profile
