@@ -35,5 +35,7 @@ for _line in _GROUPS.strip().splitlines():
 def counterparts(word: str) -> frozenset[str]:
     """The word and its other forms in either language ("duits": "german", "duits"); the word
     alone when none is listed."""
-    # Dutch adjectives end in -e: "Duitse klanten", "de Nederlandse versie"
-    return _COUNTERPARTS.get(word) or _COUNTERPARTS.get(word.removesuffix("e")) or frozenset({word})
+    # Dutch adjectives end in -e ("Duitse klanten"), and "in that language" is "-talig"
+    # ("Engelstalige workshops", "Nederlandstalig")
+    base = word.removesuffix("e").removesuffix("talig")
+    return _COUNTERPARTS.get(word) or _COUNTERPARTS.get(base) or frozenset({word})

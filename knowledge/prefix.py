@@ -61,12 +61,12 @@ def _read_version() -> str:
 
 # The block a document is written as, and how to read it back: the offline twin reads the
 # knowledge base from its prompt (chat.providers.offline.library), so format and reader live here.
-_BLOCK = re.compile(r"^# (?P<title>[^\n]+)\n\[source: [^\n]*\]\n\[kind: (?P<kind>\w+); language: (?P<lang>\w+)\]\n"
-                    r"(?P<body>.*?)(?=^# |\Z)", re.MULTILINE | re.DOTALL)
-
-
 # The heading of the note that names the documents a prefix over the bound leaves out.
 LEFT_OUT = "# Not in this prompt"
+# A block ends where the next one starts or the note of left-out documents does; a "# " line of
+# the owner's own Markdown (a first-level heading, a comment in a code block) is part of the body.
+_BLOCK = re.compile(r"^# (?P<title>[^\n]+)\n\[source: [^\n]*\]\n\[kind: (?P<kind>\w+); language: (?P<lang>\w+)\]\n"
+                    rf"(?P<body>.*?)(?=^# [^\n]+\n\[source: |^{re.escape(LEFT_OUT)}\n|\Z)", re.MULTILINE | re.DOTALL)
 
 
 def holds_everything(text: str) -> bool:

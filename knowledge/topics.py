@@ -221,6 +221,11 @@ _COGNATE_ENDINGS = (("ncies", "nt"), ("ncy", "nt"), ("nties", "nt"), ("ntie", "n
 _SUFFIXES = ("ies", "ied", "ing", "ers", "ors", "ed", "es", "er", "or", "ly", "en", "de", "te", "s", "e")
 
 
+def stem(word: str) -> str:
+    """A word without its inflection: two words with the same stem are the same word (``same_word``)."""
+    return _stem(word)
+
+
 def _stem(word: str) -> str:
     """A word without its inflection ("studies" -> "study", "speaking" -> "speak", "lived" -> "liv")."""
     word = word.removesuffix("'s")

@@ -5,7 +5,8 @@ It behaves the way a careful model is instructed to. It reads what the visitor a
 an e-mail address when none was given), or several at once, and calls the matching tools. Then
 it answers with the sentences of the retrieved passages that answer the question (``extract``),
 each with the citation syntax the hosted models use, in the visitor's language where the
-knowledge base has it; it declines when nothing retrieved answers.
+knowledge base has it; it declines when nothing retrieved answers, or when the question names
+something the whole knowledge base never writes.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from chat.agent.tools import ToolStatus
 from chat.citations import cite
 from chat.providers.base import ChatRequest, ChatResult, OnToken, ToolCall, Usage
 from chat.providers.offline import library
-from chat.providers.offline.extract import Passage, Vocabulary, choose, unknown_names
+from chat.providers.offline.extract import MAX_ECHO, Passage, Vocabulary, choose, unknown_name
 from chat.providers.offline.intents import IntentReader, Plan
 from chat.providers.offline.overview import asks_profile, overview_kind
 from chat.texts import text as say
@@ -147,12 +148,14 @@ class OfflineProvider:
             if plan.context:  # what "it" is: the earlier question's words, without its question words
                 question = f"{question} ({' '.join(topics.content_words(plan.context))})"
             subjects = frozenset(w for d in docs if d.kind != "availability" for w in topics.content_words(d.title))
-            unknown = self._unknown_names(plan.question, looked_up, docs) if everything else []
+            unknown = self._unknown_name(plan.question, looked_up, docs) if everything else None
             quotes = choose(question, passages, lang=lang, owner=self.owner, limit=self.max_quotes,
                             subjects=subjects) if (plan.question or not parts) and not unknown else []
             languages = {d.title: d.lang for d in docs}
             if unknown:
-                parts.append(say("offline.decline_name", lang, owner=self.owner, name=unknown[0]))
+                # the name said back, unless it is too long to be one (then the plain decline)
+                parts.append(say("offline.decline_name", lang, owner=self.owner, name=unknown)
+                             if len(unknown) <= MAX_ECHO else words("offline.decline"))
             elif quotes:
                 parts.append(words("offline.found"))
                 parts.extend(f"{_language_marker(languages.get(q.title), lang)}{' '.join(q.sentences)} {cite(q.title)}"
@@ -169,14 +172,14 @@ class OfflineProvider:
         return " ".join(parts)
 
 
-    def _unknown_names(self, question: str, looked_up: list[tuple[str, dict]],
-                       docs: list[library.Document]) -> list[str]:
-        """The names a searched question asks about that the knowledge base never writes
-        (``extract.unknown_names``). Not for the availability check: "Is she free to work for
+    def _unknown_name(self, question: str, looked_up: list[tuple[str, dict]],
+                      docs: list[library.Document]) -> str | None:
+        """A name a searched question asks about that the knowledge base never writes
+        (``extract.unknown_name``). Not for the availability check: "Is she free to work for
         Acme in May?" names the visitor's company, and the agenda answers it all the same."""
         if not question or not any(name == "search_knowledge" for name, _ in looked_up):
-            return []
-        return unknown_names(question, _vocabulary(tuple(f"{d.title}\n{d.body}" for d in docs)), self.owner)
+            return None
+        return unknown_name(question, _vocabulary(tuple(f"{d.title}\n{d.body}" for d in docs)), self.owner)
 
 
 @functools.lru_cache(maxsize=4)

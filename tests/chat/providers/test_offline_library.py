@@ -128,3 +128,10 @@ async def test_a_profile_question_is_answered_from_the_about_page_in_the_visitor
 
 async def test_a_question_the_library_does_not_answer_is_declined_as_before():
     assert "I can't find that" in await answer("Which projects used Dante networking?")
+
+
+def test_a_first_level_heading_in_a_document_is_part_of_its_body():
+    prompt = ("# About Lot\n[source: About Lot]\n[kind: about; language: en]\n\nIntro.\n\n# Experience\n"
+              "She tuned the hall of De Kroon.\n\n# Not in this prompt\nThese documents are not shown here:\n- Notes\n")
+    docs = documents([{"role": "system", "content": prompt}])
+    assert [d.body for d in docs] == ["Intro.\n\n# Experience\nShe tuned the hall of De Kroon."]
