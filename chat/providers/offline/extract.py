@@ -189,7 +189,7 @@ MAX_ECHO = 40  # characters of a name said back in the decline (chat.providers.o
 # what the visitor quotes (a title, a line they saw) is not what they name
 _QUOTED = re.compile(r"(?<!\w)['\"\u2018\u201c][^'\"\u2019\u201d\n]*['\"\u2019\u201d](?!\w)")
 # What the question is set in rather than about: the places after a word of place ("a talk in
-# Vienna", "naar Utrecht of Groningen", "clients from Antwerp"), the visitor's own ("our CTO",
+# Vienna", "naar Assen of Groningen", "clients from Antwerp"), the visitor's own ("our CTO",
 # "onze ERP"), and what comes with a number: a time zone ("14:30 CET"), an address
 # ("Keizersgracht 123"), a version or an edition ("Windows 11", "PyCon 2027").
 _SETTING = re.compile(rf"(?:\b(?:in|to|naar|near|nabij|around|rond|te|across|throughout|from|uit|our|my|your|onze|"
