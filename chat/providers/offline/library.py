@@ -34,14 +34,17 @@ class Document:
 
 def documents(messages: list[dict]) -> list[Document]:
     """The documents in the request's system prompt, in its order (empty when it has none)."""
-    system = next((str(m.get("content") or "") for m in messages if m.get("role") == "system"), "")
-    return [Document(*block) for block in prefix_blocks(system)]
+    return [Document(*block) for block in prefix_blocks(_system(messages))]
 
 
 def complete(messages: list[dict]) -> bool:
     """Whether the system prompt holds the whole knowledge base (not only the part that fits)."""
-    system = next((str(m.get("content") or "") for m in messages if m.get("role") == "system"), "")
-    return holds_everything(system)
+    return holds_everything(_system(messages))
+
+
+def _system(messages: list[dict]) -> str:
+    """The request's system prompt ("" when it has none)."""
+    return next((str(m.get("content") or "") for m in messages if m.get("role") == "system"), "")
 
 
 def of_kind(docs: list[Document], kind: str, lang: str) -> list[Document]:
