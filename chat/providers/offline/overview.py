@@ -30,6 +30,8 @@ _GENERAL = frozenset(
     "done do does did doing gedaan doe doet deed has have had heeft hebben list lijst overview overzicht "
     "all alle some any examples voorbeelden other andere recent recente recently onlangs owner eigenaar "
     "on aan tell vertel show toon give geef "
+    # asking for a few by name: "Can you name a few projects?", "Kun je een paar projecten noemen?"
+    "name mention list few couple several paar enkele noemen noem opnoemen me mij "
     # words that only soften or summarise a question: "what does she actually do?", "in a
     # nutshell", "wat doet hij eigenlijk?", "aan welke projecten heeft ze zoal gewerkt?"
     "actually really exactly basically mainly mostly generally general briefly brief short nutshell summary "
@@ -60,6 +62,11 @@ _LEADING = re.compile(r"^\s*(?:(?:" + "|".join(sorted(_SOFTENING - {"in", "a", "
 _WHO = re.compile(r"^\s*(?:who|whom|wie)\b", re.IGNORECASE)
 # "Has she written any articles?", "Heeft hij weleens projecten gedaan?": yes, and these
 _HAS = re.compile(r"^\s*(?:has|have|did|does|heeft|hebben|had|deed)\b", re.IGNORECASE)
+# the same asked as a request to name them ("Can you name a few projects?", "Kun je een paar
+# projecten noemen?"); not a request for work ("Can you build a project for us?")
+_REQUEST = re.compile(r"^\s*(?:(?:can|could|would|will)\s+you|(?:kun|kan|kunt|wil|wilt)\s+(?:je|jij|u))\b"
+                      r"(?=.*\b(?:name|list|mention|show|tell|give|noemen|noem|opnoemen|geven|vertellen|laten zien)\b)",
+                      re.IGNORECASE)
 
 
 def _asks(question: str) -> str | None:
@@ -79,7 +86,7 @@ def _rest(question: str, owner: str) -> set[str]:
 def overview_kind(question: str, owner: str) -> str | None:
     """``project`` or ``article`` when the question asks for all documents of that kind ("Who
     worked on the project?" asks for a person)."""
-    question = _asks(question) or (question if _HAS.search(question) else None)
+    question = _asks(question) or (question if _HAS.search(question) or _REQUEST.search(question) else None)
     if question is None or _WHO.search(question):
         return None
     rest = _rest(question, owner) - _GENERAL

@@ -73,6 +73,11 @@ def test_the_documents_are_read_from_the_prompt_with_kind_and_language():
     # asked as yes or no: yes, and these are they; not when it asks about one thing
     ("Has Lot published any articles or papers?", "article"), ("Heeft ze weleens projecten gedaan?", "project"),
     ("Has she written about acoustics?", None), ("Has she done projects for theatres?", None),
+    # asked as a request to name a few
+    ("Kun je een paar projecten van haar noemen?", "project"), ("Can you name a few of her projects?", "project"),
+    ("Could you list some articles by Lot?", "article"),
+    ("Can you name the theatre of her last project?", None), ("Kun je me vertellen wat ze kost?", None),
+    ("Can you build a project for us?", None), ("Kun je voor ons een project doen?", None),
 ])
 def test_an_overview_is_asked_with_nothing_but_the_kind(question, kind):
     assert overview_kind(question, OWNER) == kind
