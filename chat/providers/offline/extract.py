@@ -355,6 +355,7 @@ class _Question:
     years: frozenset[str]  # the years it names ("in 2028"): a passage that names none of them does not answer
     about_owner: bool  # "Who is Sam?": every passage the search found is about her
     subjects: frozenset[str] = frozenset()  # the names it uses that name a document's subject ("Marram")
+    present: bool = False  # asked of now ("Which university does she work for?"), not of her past
 
 
 @dataclass(frozen=True)
@@ -459,6 +460,7 @@ def _read_question(question: str, passages: list[Passage], owner: str,
         # "How old is Sam?" asks a fact, "Who is Sam?" asks about her
         about_owner=not asked and not topic_words and not frame and not timed,
         subjects=frozenset(w for w in written if w in subjects and not w.isdigit()),
+        present=bool(_PRESENT.search(question)) and not _PAST.search(question) and not _YEAR.search(question),
     )
 
 
@@ -506,6 +508,8 @@ def _score_passage(asks: _Question, ctx: _Context, nearest: str | None = None,
                  + 0.5 * len(covers & asks.names)  # the passage holds the name; this sentence says it
                  + (0.75 if related else 0.0) + (1.5 if evidence else 0.0) + (1.0 if counts else 0.0) + ctx.bonus)
         related = related or bool(covers & asks.triggers)
+        if asks.present and _past_only(sentence):
+            score -= 0.5  # "Which university does she work for?" is not answered by her degree of 2014
         if META.search(sentence):
             score -= 2.0  # a sentence about the document itself ("This CV lists ...") answers nothing
         elif i == 0 and not ctx.passage.heading and not asks.defines:
@@ -553,6 +557,28 @@ _ASKED_YEAR = re.compile(r"\b(?:in|since|from|until|till|by|before|after|during|
                          re.IGNORECASE)
 _RANGE = re.compile(r"\b((?:19|20)\d\d)\s*(?:[\u2013\u2014-]|to|tot|until)\s*"
                     r"((?:19|20)\d\d|present|now|today|heden|nu)\b", re.IGNORECASE)
+
+
+# A question asked in the present tense, and one that asks about the past: "Which university
+# does she work for?" asks about now; "Which university did she go to?", "Where has he worked?",
+# "Waar werkte ze vroeger?" do not.
+_PRESENT = re.compile(r"\b(?:do|does|is|are|am|now|currently|nowadays|these days|doet|doen|werkt|werken|woont|wonen|"
+                      r"zit|nu|momenteel|tegenwoordig|inmiddels)\b", re.IGNORECASE)
+_PAST = re.compile(r"\b(?:did|was|were|had|has|have|used to|before|ago|previously|formerly|first|ever|once|"
+                   r"deed|deden|waren|hadden|heeft|hebben|vroeger|eerder|toen|ooit|daarvoor|"
+                   # a past form ("worked", "werkte", "studeerden"); the words this also catches
+                   # ("need", "date") only leave a question unread as present, as before
+                   r"[a-z]+(?:ed|de|te|den|ten))\b", re.IGNORECASE)
+
+
+def _past_only(sentence: str) -> bool:
+    """Whether a sentence dates what it says, and only before this year ("MSc Hydrology, Delta
+    University, 2013"; not "2021 - present", "since 2019" or an undated sentence)."""
+    years = _years(sentence)
+    return bool(years) and max(int(y) for y in years) < date.today().year and not _SINCE.search(sentence)
+
+
+_SINCE = re.compile(r"\b(?:since|sinds|vanaf|from|until|tot)\s+(?:[a-z]+\s+)?(?:19|20)\d\d\b", re.IGNORECASE)
 
 
 def _years(text: str) -> frozenset[str]:

@@ -240,3 +240,15 @@ def test_two_sentences_that_score_alike_are_both_quoted():
     found[1] = Passage("About Sam", "Teaching", "He teaches in Eindhoven now and then.", 0)
     assert answer("Where does he teach typography?", found=found) == [
         "CV: He teaches typography at Leiden University."]
+
+
+def test_a_question_asked_of_now_prefers_what_holds_now_to_what_is_dated_in_the_past():
+    found = [Passage("CV", "Summary", "MSc Hydrology, Delta University, 2013", 0),
+             Passage("CV", "Summary", "Day job: data lead, Polder University", 1)]
+    assert answer("Which university does he work for?", found=found) == ["CV: Day job: data lead, Polder University"]
+    # asked of the past, the dated line answers; "since" a year is not the past
+    assert answer("Which university did he go to?", found=found) == ["CV: MSc Hydrology, Delta University, 2013"]
+    found[1] = Passage("CV", "Summary", "Data lead at Polder University since 2012", 1)
+    assert answer("Which university does he work for?", found=found) == [
+        "CV: Data lead at Polder University since 2012"]
+
