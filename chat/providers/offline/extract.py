@@ -460,7 +460,8 @@ def _read_question(question: str, passages: list[Passage], owner: str,
         # "How old is Sam?" asks a fact, "Who is Sam?" asks about her
         about_owner=not asked and not topic_words and not frame and not timed,
         subjects=frozenset(w for w in written if w in subjects and not w.isdigit()),
-        present=bool(_PRESENT.search(question)) and not _PAST.search(question) and not _YEAR.search(question),
+        present=bool(_PRESENT.search(question)) and not (_PAST.search(question) or THEN.search(question)
+                                                         or _YEAR.search(question)),
     )
 
 
@@ -564,11 +565,15 @@ _RANGE = re.compile(r"\b((?:19|20)\d\d)\s*(?:[\u2013\u2014-]|to|tot|until)\s*"
 # "Waar werkte ze vroeger?" do not.
 _PRESENT = re.compile(r"\b(?:do|does|is|are|am|now|currently|nowadays|these days|doet|doen|werkt|werken|woont|wonen|"
                       r"zit|nu|momenteel|tegenwoordig|inmiddels)\b", re.IGNORECASE)
-_PAST = re.compile(r"\b(?:did|was|were|had|has|have|used to|before|ago|previously|formerly|first|ever|once|"
-                   r"deed|deden|waren|hadden|heeft|hebben|vroeger|eerder|toen|ooit|daarvoor|"
+# (besides the words of THEN: "before", "vroeger", ...)
+_PAST = re.compile(r"\b(?:did|was|were|had|has|have|used to|ago|formerly|first|ever|once|"
+                   r"deed|deden|waren|hadden|heeft|hebben|ooit|"
                    # a past form ("worked", "werkte", "studeerden"); the words this also catches
                    # ("need", "date") only leave a question unread as present, as before
                    r"[a-z]+(?:ed|de|te|den|ten))\b", re.IGNORECASE)
+
+
+_SINCE = re.compile(r"\b(?:since|sinds|vanaf|from|until|tot)\s+(?:[a-z]+\s+)?(?:19|20)\d\d\b", re.IGNORECASE)
 
 
 def _past_only(sentence: str) -> bool:
@@ -576,9 +581,6 @@ def _past_only(sentence: str) -> bool:
     University, 2013"; not "2021 - present", "since 2019" or an undated sentence)."""
     years = _years(sentence)
     return bool(years) and max(int(y) for y in years) < date.today().year and not _SINCE.search(sentence)
-
-
-_SINCE = re.compile(r"\b(?:since|sinds|vanaf|from|until|tot)\s+(?:[a-z]+\s+)?(?:19|20)\d\d\b", re.IGNORECASE)
 
 
 def _years(text: str) -> frozenset[str]:

@@ -31,7 +31,7 @@ _GENERAL = frozenset(
     "all alle some any examples voorbeelden other andere recent recente recently onlangs owner eigenaar "
     "on aan tell vertel show toon give geef "
     # asking for a few by name: "Can you name a few projects?", "Kun je een paar projecten noemen?"
-    "name mention list few couple several paar enkele noemen noem opnoemen me mij "
+    "name mention few couple several paar enkele noemen noem opnoemen me mij "
     # words that only soften or summarise a question: "what does she actually do?", "in a
     # nutshell", "wat doet hij eigenlijk?", "aan welke projecten heeft ze zoal gewerkt?"
     "actually really exactly basically mainly mostly generally general briefly brief short nutshell summary "
