@@ -69,6 +69,17 @@ _REQUEST = re.compile(r"^\s*(?:(?:can|could|would|will)\s+you|(?:kun|kan|kunt|wi
                       re.IGNORECASE)
 
 
+# What comes before the question a message ends with, after a full stop, a colon or a dash:
+# "I'm writing an intro for our programme - can you give me a short bio?", "We zoeken iemand voor
+# een nieuwe lijn. Welke projecten heeft hij gedaan?"
+_PREAMBLE = re.compile(r"^.*(?:[.!:;]|\s[-\u2013\u2014])\s+(?=[^.!:;?\n]*\?\s*$)", re.DOTALL)
+
+
+def _question_part(question: str) -> str:
+    """The question a message ends with, without what comes before it."""
+    return _PREAMBLE.sub("", question.strip())
+
+
 def _asks(question: str) -> str | None:
     """The question from its question word on, or None when it does not open with one."""
     head, comma, rest = question.partition(",")
@@ -86,6 +97,7 @@ def _rest(question: str, owner: str) -> set[str]:
 def overview_kind(question: str, owner: str) -> str | None:
     """``project`` or ``article`` when the question asks for all documents of that kind ("Who
     worked on the project?" asks for a person)."""
+    question = _question_part(question)
     question = _asks(question) or (question if _HAS.search(question) or _REQUEST.search(question) else None)
     if question is None or _WHO.search(question):
         return None
@@ -99,7 +111,8 @@ def overview_kind(question: str, owner: str) -> str | None:
 def asks_profile(question: str, owner: str) -> bool:
     """A question about what the owner does or who the owner is, in general."""
     # "Who is Noor?" asks for the profile too; "where", "when", "how many" ask for one fact
-    question = _asks(question)
+    question = _question_part(question)
+    question = _asks(question) or (question if _REQUEST.search(question) else None)
     # "What did she do before that?", "Wat deed hij daarvoor?": one time of her work, not the profile
     if question is None or question_kind(question) not in (None, "who") or THEN.search(question):
         return False

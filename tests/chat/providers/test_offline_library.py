@@ -78,6 +78,10 @@ def test_the_documents_are_read_from_the_prompt_with_kind_and_language():
     ("Could you list some articles by Lot?", "article"),
     ("Can you name the theatre of her last project?", None), ("Kun je me vertellen wat ze kost?", None),
     ("Can you build a project for us?", None), ("Kun je voor ons een project doen?", None),
+    # after what the visitor tells first
+    ("We are renovating our main hall. Which projects has Lot done?", "project"),
+    ("Ik ben student: welke artikelen heeft ze geschreven?", "article"),
+    ("We read her blog. Which projects used Dante networking?", None),
 ])
 def test_an_overview_is_asked_with_nothing_but_the_kind(question, kind):
     assert overview_kind(question, OWNER) == kind
@@ -96,8 +100,15 @@ def test_an_overview_is_asked_with_nothing_but_the_kind(question, kind):
     # after a greeting or a softening word, with or without a comma; what she is known for, a bio
     ("so what does Lot actually do for a living?", True), ("Hi! Who is Lot?", True),
     ("hoi, wat is haar specialisatie?", True), ("What is Lot's speciality?", True),
-    ("Can you give me a short bio of Lot?", False),  # no question word: searched, as before
     ("ok so what does she charge?", False), ("Hello, where is she based?", False),
+    # asked as a request; not a request for one fact
+    ("Can you give me a short bio of Lot?", True), ("Could you tell me about Lot?", True),
+    ("Could you tell me what she charges?", False), ("Can you give me her phone number?", False),
+    # after what the visitor tells first: only the question the message ends with is read
+    ("I'm writing the programme for our festival - can you give me a short bio?", True),
+    ("Wij organiseren een congres in mei. Wat voor werk doet Lot?", True),
+    ("We are a theatre in Gouda. Where does she work?", False),
+    ("What does she do? I want to know her rate.", False),
 ])
 def test_a_profile_question_names_nothing_but_the_owner_and_work(question, profile):
     assert asks_profile(question, OWNER) is profile
