@@ -356,7 +356,6 @@ class _Question:
     about_owner: bool  # "Who is Sam?": every passage the search found is about her
     subjects: frozenset[str] = frozenset()  # the names it uses that name a document's subject ("Marram")
     present: bool = False  # asked of now ("Which university does she work for?"), not of her past
-    future: bool = False  # asked of what is to come ("Is she speaking anywhere next year?")
 
 
 @dataclass(frozen=True)
@@ -463,7 +462,6 @@ def _read_question(question: str, passages: list[Passage], owner: str,
         subjects=frozenset(w for w in written if w in subjects and not w.isdigit()),
         present=bool(_PRESENT.search(question)) and not (_PAST.search(question) or THEN.search(question)
                                                          or _YEAR.search(question)),
-        future=bool(_FUTURE.search(question)),
     )
 
 
@@ -529,10 +527,7 @@ def _score_passage(asks: _Question, ctx: _Context, nearest: str | None = None,
         # what can never answer: no amount for "what does it cost", a passage that names no year of
         # "What will a keynote cost in 2028?"
         # the rates page does not say what "the Marram typeface" cost, unless it names Marram
-        # what is to come is not in a sentence dated wholly in the past ("Is she speaking at a
-        # conference next year?" and her talk of 2023): that no sentence tells it is the answer
         possible = (not (asks.measure and not evidence) and asks.years <= ctx.years
-                    and not (asks.future and _past_only(sentence))
                     and not (ctx.passage.on_topic and asks.subjects and not ctx.subjects))
         scored.append(_Scored(score, linked and possible, ctx.index, i, sentence, frozenset(covers | ctx.covers),
                               ctx.in_language, (meaning or {}).get(sentence, 0.0), possible))
@@ -578,12 +573,6 @@ _PAST = re.compile(r"\b(?:did|was|were|had|has|have|used to|ago|formerly|first|e
                    r"[a-z]+(?:ed|de|te|den|ten))\b", re.IGNORECASE)
 
 
-# A question of what is to come: a future form or a time ahead ("will", "volgend jaar").
-_FUTURE = re.compile(r"\b(?:will|won't|shall|going to|plans? to|planning to|upcoming|in the future|"
-                     r"(?:next|coming) (?:year|month|week|season|semester|term|spring|summer|autumn|fall|winter|"
-                     r"academic year)|zal|zullen|zult|van plan|binnenkort|in de toekomst|straks|"
-                     r"(?:volgend|komend)e? (?:jaar|maand|week|seizoen|semester|studiejaar|collegejaar|voorjaar|"
-                     r"zomer|najaar|winter))\b", re.IGNORECASE)
 _SINCE = re.compile(r"\b(?:since|sinds|vanaf|from|until|tot)\s+(?:[a-z]+\s+)?(?:19|20)\d\d\b", re.IGNORECASE)
 
 

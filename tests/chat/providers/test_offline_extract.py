@@ -252,17 +252,3 @@ def test_a_question_asked_of_now_prefers_what_holds_now_to_what_is_dated_in_the_
     assert answer("Which university does he work for?", found=found) == [
         "CV: Data lead at Polder University since 2012"]
 
-
-
-def test_a_question_of_what_is_to_come_is_not_answered_by_what_is_dated_in_the_past():
-    talk = Passage("Talks", "", "She gave a talk on flood maps at Delta Days 2019.", 0)
-    for question, lang in (("Is she giving a talk at Delta Days next year?", "en"),
-                           ("Will she give a talk at Delta Days again?", "en"),
-                           ("Geeft ze volgend jaar weer een talk op Delta Days?", "nl")):
-        assert answer(question, lang=lang, found=[talk]) == [], question
-    # a question of the past still finds the dated talk, and what is undated still answers
-    assert answer("Did she ever give a talk at Delta Days?", found=[talk]) == [
-        "Talks: She gave a talk on flood maps at Delta Days 2019."]
-    found = [talk, Passage("Talks", "", "She speaks at two conferences a year, mostly on open data.", 1)]
-    assert answer("Will she speak at a conference next year?", found=found) == [
-        "Talks: She speaks at two conferences a year, mostly on open data."]
