@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 import random
 import ssl
 import threading
@@ -91,7 +92,7 @@ class OpenAICompatibleProvider:
         return clone
 
     def payload(self, request: ChatRequest) -> dict:
-        messages = request.messages
+        messages = [_parsable(m) for m in request.messages]
         if self.tool_step_content is not None:
             messages = [_with_content(m, self.tool_step_content) for m in messages]
         if self.name in SIGNED_PROVIDERS:
@@ -183,6 +184,27 @@ class OpenAICompatibleProvider:
         result = accumulator.result()
         result.raw = raw
         return result
+
+
+def _parsable(message: dict) -> dict:
+    """An assistant step whose call arguments are no JSON object, with ``{}`` for them: a server
+    that renders the history through its chat template parses them, and llama-server answers 500
+    ("Failed to parse tool call arguments as JSON") to every retry of the turn. The tool result
+    that follows the step already tells the model its arguments were refused."""
+    calls = message.get("tool_calls") if message.get("role") == "assistant" else None
+    if not calls or all(_json_object(c.get("function", {}).get("arguments")) for c in calls):
+        return message
+    return {**message, "tool_calls": [
+        c if _json_object(c.get("function", {}).get("arguments")) else {**c, "function": {**c["function"],
+                                                                                         "arguments": "{}"}}
+        for c in calls]}
+
+
+def _json_object(text: object) -> bool:
+    try:
+        return isinstance(json.loads(text), dict) if isinstance(text, str) else False
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
+        return False
 
 
 def _with_content(message: dict, content: str) -> dict:

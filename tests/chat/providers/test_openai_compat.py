@@ -161,3 +161,22 @@ def test_backoff_honours_retry_after_and_is_bounded():
     assert _retry_after("7") == 7.0 and _retry_after("soon") is None and _retry_after(None) is None
     later = format_datetime(datetime.now(UTC) + timedelta(seconds=20), usegmt=True)
     assert 15 <= _retry_after(later) <= 20
+
+
+async def test_call_arguments_that_are_no_json_object_are_sent_back_as_an_empty_object():
+    """A weak model's arguments that are no JSON ('{"message": "dre_m_f_v') go back in the history
+    as {} (llama-server parses them for its chat template and answers 500 to every retry); valid
+    ones go back as they came, and the caller's list is left untouched."""
+    broken = {"id": "c1", "type": "function", "function": {"name": "draft", "arguments": '{"message": "dre_m_f_v'}}
+    listed = {"id": "c2", "type": "function", "function": {"name": "draft", "arguments": "[1, 2]"}}
+    valid = {"id": "c3", "type": "function", "function": {"name": "search_knowledge", "arguments": '{"query": "x"}'}}
+    messages = [{"role": "user", "content": "hi"},
+                {"role": "assistant", "content": None, "tool_calls": [broken, listed, valid]},
+                *({"role": "tool", "tool_call_id": c, "content": "invalid"} for c in ("c1", "c2", "c3"))]
+    with FakeOpenAI() as server:
+        server.add(Reply(chunks=sse_text("ok")))
+        await collect(provider(server), ChatRequest(messages=messages, tools=REQUEST.tools))
+    sent = server.requests[0]["body"]["messages"][1]["tool_calls"]
+    assert [c["function"]["arguments"] for c in sent] == ["{}", "{}", '{"query": "x"}']
+    assert [c["id"] for c in sent] == ["c1", "c2", "c3"]
+    assert messages[1]["tool_calls"][0]["function"]["arguments"] == '{"message": "dre_m_f_v'
