@@ -29,13 +29,13 @@ KIND_WORDS: dict[str, frozenset[str]] = {
 _GENERAL = frozenset(
     "done do does did doing gedaan doe doet deed has have had heeft hebben list lijst overview overzicht "
     "all alle some any examples voorbeelden other andere recent recente recently onlangs owner eigenaar "
-    "on aan tell vertel show toon give geef "
+    "on aan tell vertel vertellen show toon give geef geven "
     # asking for a few by name: "Can you name a few projects?", "Kun je een paar projecten noemen?"
     "name mention few couple several paar enkele noemen noem opnoemen me mij "
     # words that only soften or summarise a question: "what does she actually do?", "in a
     # nutshell", "wat doet hij eigenlijk?", "aan welke projecten heeft ze zoal gewerkt?"
     "actually really exactly basically mainly mostly generally general briefly brief short nutshell summary "
-    "summarise summarize overall eigenlijk precies zoal vooral voornamelijk algemeen kort samengevat "
+    "summarise summarize overall eigenlijk precies zoal vooral voornamelijk algemeen kort korte samengevat "
     "kortom".split()
 )
 _PROFILE_WORDS = frozenset(
@@ -69,15 +69,24 @@ _REQUEST = re.compile(r"^\s*(?:(?:can|could|would|will)\s+you|(?:kun|kan|kunt|wi
                       re.IGNORECASE)
 
 
-# What comes before the question a message ends with, after a full stop, a colon or a dash:
-# "I'm writing an intro for our programme - can you give me a short bio?", "We zoeken iemand voor
-# een nieuwe lijn. Welke projecten heeft hij gedaan?"
-_PREAMBLE = re.compile(r"^.*(?:[.!:;]|\s[-\u2013\u2014])\s+(?=[^.!:;?\n]*\?\s*$)", re.DOTALL)
+# Where what the visitor tells first ends and a question may start: after a full stop, a colon or
+# a spaced dash ("We run a bakery. Which projects ...?", "I'm writing our programme - can you ...?").
+_SEPARATOR = re.compile(r"(?:[.!:;]|(?<=\s)[-\u2013\u2014])\s+")
+_LAST_QUESTION = re.compile(r"[^.!:;?\n]*\?\s*")
+_TAILS = 3  # separators read back from the end: a question is one of the last sentences
 
 
 def _question_part(question: str) -> str:
-    """The question a message ends with, without what comes before it."""
-    return _PREAMBLE.sub("", question.strip())
+    """The question a message ends with, without what the visitor tells before it; the whole
+    message when it does not end with a question of its own ("What does she do - in short?")."""
+    question = question.strip()
+    for start in reversed([m.end() for m in _SEPARATOR.finditer(question)][-_TAILS:]):
+        tail = question[start:]
+        if not _LAST_QUESTION.fullmatch(tail):
+            break  # an earlier start's tail holds what stops this one too
+        if _asks(tail) or _HAS.search(tail) or _REQUEST.search(tail):
+            return tail
+    return question
 
 
 def _asks(question: str) -> str | None:
@@ -112,7 +121,10 @@ def asks_profile(question: str, owner: str) -> bool:
     """A question about what the owner does or who the owner is, in general."""
     # "Who is Noor?" asks for the profile too; "where", "when", "how many" ask for one fact
     question = _question_part(question)
-    question = _asks(question) or (question if _REQUEST.search(question) else None)
+    # asked as a request, it names the owner or what the profile tells ("Can you give me a short
+    # bio?"): "Can you tell me more about it?" follows up on the question before
+    question = _asks(question) or (question if _REQUEST.search(question) and (
+        set(topics.words(question)) & set(topics.words(owner)) or _rest(question, owner) & _PROFILE_WORDS) else None)
     # "What did she do before that?", "Wat deed hij daarvoor?": one time of her work, not the profile
     if question is None or question_kind(question) not in (None, "who") or THEN.search(question):
         return False

@@ -81,10 +81,21 @@ def test_the_documents_are_read_from_the_prompt_with_kind_and_language():
     # after what the visitor tells first
     ("We are renovating our main hall. Which projects has Lot done?", "project"),
     ("Ik ben student: welke artikelen heeft ze geschreven?", "article"),
+    ("We read her blog. Which projects has she done?", "project"),
     ("We read her blog. Which projects used Dante networking?", None),
+    ("Welke projecten heeft ze gedaan - een paar?", "project"),
 ])
+
 def test_an_overview_is_asked_with_nothing_but_the_kind(question, kind):
     assert overview_kind(question, OWNER) == kind
+
+
+def test_a_long_message_of_separators_is_read_as_a_whole():
+    """Only the last few places where a question may start are tried (each try reads the rest of
+    the message): a message of thousands of dashes or stops is no overview question."""
+    for message in (" - " * 3333, " - " * 3333 + "? x", ". " * 5000 + "Which projects has she done?"):
+        assert overview_kind(message, OWNER) == ("project" if message.endswith("done?") else None)
+        assert asks_profile(message, OWNER) is False
 
 
 @pytest.mark.parametrize(("question", "profile"), [
@@ -101,14 +112,21 @@ def test_an_overview_is_asked_with_nothing_but_the_kind(question, kind):
     ("so what does Lot actually do for a living?", True), ("Hi! Who is Lot?", True),
     ("hoi, wat is haar specialisatie?", True), ("What is Lot's speciality?", True),
     ("ok so what does she charge?", False), ("Hello, where is she based?", False),
-    # asked as a request; not a request for one fact
+    # asked as a request that names the owner or what the profile tells; not one for a fact, nor
+    # one that follows up on the question before
     ("Can you give me a short bio of Lot?", True), ("Could you tell me about Lot?", True),
+    ("Kun je een korte bio geven?", True), ("Kun je me over Lot vertellen?", True),
     ("Could you tell me what she charges?", False), ("Can you give me her phone number?", False),
+    ("Can you tell me more about it?", False), ("Could you tell me more about that?", False),
+    ("Can you show me?", False),
     # after what the visitor tells first: only the question the message ends with is read
     ("I'm writing the programme for our festival - can you give me a short bio?", True),
     ("Wij organiseren een congres in mei. Wat voor werk doet Lot?", True),
     ("We are a theatre in Gouda. Where does she work?", False),
     ("What does she do? I want to know her rate.", False),
+    # a tail that is no question of its own belongs to the question
+    ("What does she do \u2013 in a nutshell?", True), ("Wat doet ze eigenlijk - in het kort?", True),
+    ("What does she do: in short?", True),
 ])
 def test_a_profile_question_names_nothing_but_the_owner_and_work(question, profile):
     assert asks_profile(question, OWNER) is profile
