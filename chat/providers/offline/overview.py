@@ -28,7 +28,8 @@ KIND_WORDS: dict[str, frozenset[str]] = {
 # ways to ask for a list.
 _GENERAL = frozenset(
     "done do does did doing gedaan doe doet deed has have had heeft hebben list lijst overview overzicht "
-    "all alle some any examples voorbeelden other andere recent recente recently onlangs owner eigenaar "
+    "all alle some any anything something iets examples voorbeelden other andere recent recente recently onlangs "
+    "owner eigenaar "
     "on aan tell vertel vertellen show toon give geef geven "
     # asking for a few by name: "Can you name a few projects?", "Kun je een paar projecten noemen?"
     "name mention few couple several paar enkele noemen noem opnoemen me mij "
@@ -73,20 +74,37 @@ _REQUEST = re.compile(r"^\s*(?:(?:can|could|would|will)\s+you|(?:kun|kan|kunt|wi
 # a spaced dash ("We run a bakery. Which projects ...?", "I'm writing our programme - can you ...?").
 _SEPARATOR = re.compile(r"(?:[.!:;]|(?<=\s)[-\u2013\u2014])\s+")
 _LAST_QUESTION = re.compile(r"[^.!:;?\n]*\?\s*")
+# a question and what it asks for in more words after it ("Has she written anything? Articles, books?")
+_SAID_AGAIN = re.compile(r"([^.!:;?\n]*\?)\s+[^.!:;?\n]*\?\s*")
+# what opens a question of its own: a question word or a verb first
+_OWN_QUESTION = re.compile(r"^\s*(?:what|who|whom|which|where|when|why|how|wat|wie|welke?|waar|wanneer|waarom|hoe|"
+                           r"is|are|was|were|do|does|did|has|have|had|can|could|will|would|should|may|heeft|hebben|"
+                           r"zijn|kan|kun|kunt|wil|wilt|moet|mag|doet|doen|gaat|tell|vertel)\b", re.IGNORECASE)
 _TAILS = 3  # separators read back from the end: a question is one of the last sentences
 
 
 def _question_part(question: str) -> str:
-    """The question a message ends with, without what the visitor tells before it; the whole
-    message when it does not end with a question of its own ("What does she do - in short?")."""
+    """The question a message ends with, without what the visitor tells before it, or the
+    question before a last one that only says what it means in more words ("Has she written
+    anything? Articles, books?"); the whole message when it does not end with a question of its
+    own ("What does she do - in short?")."""
     question = question.strip()
-    for start in reversed([m.end() for m in _SEPARATOR.finditer(question)][-_TAILS:]):
-        tail = question[start:]
+    separators = list(_SEPARATOR.finditer(question))[-_TAILS:]
+    start = separators[-1].end() if separators else 0
+    if (said := _SAID_AGAIN.fullmatch(question, start)) and _is_question(said.group(1)) \
+            and not _OWN_QUESTION.search(question[said.end(1):]):
+        return said.group(1).strip()
+    for separator in reversed(separators):
+        tail = question[separator.end():]
         if not _LAST_QUESTION.fullmatch(tail):
-            break  # an earlier start's tail holds what stops this one too
-        if _asks(tail) or _HAS.search(tail) or _REQUEST.search(tail):
+            break  # an earlier separator's tail holds what stops this one too
+        if _is_question(tail):
             return tail
     return question
+
+
+def _is_question(text: str) -> bool:
+    return bool(_asks(text) or _HAS.search(text) or _REQUEST.search(text))
 
 
 def _asks(question: str) -> str | None:

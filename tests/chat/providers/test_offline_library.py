@@ -84,6 +84,10 @@ def test_the_documents_are_read_from_the_prompt_with_kind_and_language():
     ("We read her blog. Which projects has she done?", "project"),
     ("We read her blog. Which projects used Dante networking?", None),
     ("Welke projecten heeft ze gedaan - een paar?", "project"),
+    # a question, then what it means in more words
+    ("Has she published any writing? Articles, books, anything?", "article"),
+    ("We love her talks. Heeft ze ook iets geschreven? Blogs, boeken?", "article"),
+    ("Has she published anything on acoustics? Papers?", None), ("Has Lot written anything?", "article"),
 ])
 
 def test_an_overview_is_asked_with_nothing_but_the_kind(question, kind):
@@ -123,10 +127,11 @@ def test_a_long_message_of_separators_is_read_as_a_whole():
     ("I'm writing the programme for our festival - can you give me a short bio?", True),
     ("Wij organiseren een congres in mei. Wat voor werk doet Lot?", True),
     ("We are a theatre in Gouda. Where does she work?", False),
-    ("What does she do? I want to know her rate.", False),
     # a tail that is no question of its own belongs to the question
     ("What does she do \u2013 in a nutshell?", True), ("Wat doet ze eigenlijk - in het kort?", True),
     ("What does she do: in short?", True),
+    ("What does she do? In a few words?", True), ("What does she do? I want to know her rate.", False),
+    ("What does she do? Where is she based?", False),  # two questions: read whole, as before
 ])
 def test_a_profile_question_names_nothing_but_the_owner_and_work(question, profile):
     assert asks_profile(question, OWNER) is profile
