@@ -192,12 +192,11 @@ def _parsable(message: dict) -> dict:
     ("Failed to parse tool call arguments as JSON") to every retry of the turn. The tool result
     that follows the step already tells the model its arguments were refused."""
     calls = message.get("tool_calls") if message.get("role") == "assistant" else None
-    if not calls or all(_json_object(c.get("function", {}).get("arguments")) for c in calls):
+    if not calls:
         return message
-    return {**message, "tool_calls": [
-        c if _json_object(c.get("function", {}).get("arguments")) else {**c, "function": {**c["function"],
-                                                                                         "arguments": "{}"}}
-        for c in calls]}
+    sent = [call if _json_object(call.get("function", {}).get("arguments"))
+            else {**call, "function": {**call.get("function", {}), "arguments": "{}"}} for call in calls]
+    return message if all(a is b for a, b in zip(sent, calls, strict=True)) else {**message, "tool_calls": sent}
 
 
 def _json_object(text: object) -> bool:
