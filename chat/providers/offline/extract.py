@@ -571,9 +571,10 @@ _PAST = re.compile(r"\b(?:did|was|were|had|has|have|used to|ago|formerly|first|e
                    # a past form ("worked", "werkte", "studeerden"); the words this also catches
                    # ("need", "date") only leave a question unread as present, as before
                    r"[a-z]+(?:ed|de|te|den|ten))\b", re.IGNORECASE)
-
-
-_SINCE = re.compile(r"\b(?:since|sinds|vanaf|from|until|tot)\s+(?:[a-z]+\s+)?(?:19|20)\d\d\b", re.IGNORECASE)
+# a start that still holds ("since 2019", "vanaf maart 2020"); "from 2019 to 2021" and "until
+# 2019" ended
+_SINCE = re.compile(r"\b(?:since|sinds|vanaf|from)\s+(?:[a-z]+\s+)?(?:19|20)\d\d\b"
+                    r"(?!\s*(?:[\u2013\u2014-]|to\b|tot\b|until\b)\s*(?:[a-z]+\s+)?(?:19|20)\d\d)", re.IGNORECASE)
 
 
 def _past_only(sentence: str) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from chat.providers.offline.extract import Passage, choose, question_kind, split_sentences
+from chat.providers.offline.extract import Passage, _past_only, choose, question_kind, split_sentences
 
 OWNER = "Sam Visser"
 CV = [
@@ -252,3 +252,14 @@ def test_a_question_asked_of_now_prefers_what_holds_now_to_what_is_dated_in_the_
     assert answer("Which university does he work for?", found=found) == [
         "CV: Data lead at Polder University since 2012"]
 
+
+
+@pytest.mark.parametrize(("sentence", "past"), [
+    ("MSc Hydrology, Delta University, 2013", True), ("Data lead at Polder University until 2019", True),
+    ("From 2015 to 2019 she taught at Delta University", True), ("Van 2015 tot 2019 gaf ze les", True),
+    ("Data lead at Polder University since 2012", False), ("Vanaf maart 2020 werkt ze bij Polder", False),
+    ("From 2019 she has led the data team", False), ("2021 - present: data lead", False),
+    ("Data lead at Polder University", False),
+])
+def test_a_sentence_is_dated_in_the_past_only_when_what_it_dates_has_ended(sentence, past):
+    assert _past_only(sentence) is past
