@@ -109,7 +109,8 @@ class OfflineProvider:
         kind = overview_kind(question, self.owner)
         listed = library.of_kind(docs, kind, lang) if kind else []
         if listed:
-            lines = [f"- **{d.title}** {_language_marker(d.lang, lang)}{' '.join(d.opening())} {cite(d.title)}"
+            lines = [" ".join(filter(None, (f"- **{d.title}**", _language_marker(d.lang, lang).strip(),
+                                            " ".join(d.opening(of_itself=True)), cite(d.title))))
                      for d in listed]
             return say(f"offline.overview.{kind}", lang, owner=self.owner) + "\n\n" + "\n".join(lines)
         profile = library.profile(docs, lang) if asks_profile(question, self.owner) else None

@@ -25,11 +25,18 @@ class Document:
     lang: str
     body: str
 
-    def opening(self, limit: int = 1) -> list[str]:
-        """The first sentences of the text before the first heading (else of the body)."""
-        intro = _HEADING.split(self.body, maxsplit=1)[0].strip() or _HEADING.sub("", self.body)
-        # a sentence about the page itself ("This page sums up ...") says nothing of the owner
-        return [s for s in split_sentences(intro) if not META.search(s)][:limit]
+    def opening(self, limit: int = 1, *, of_itself: bool = False) -> list[str]:
+        """The first sentences of the text before the first heading, else of the whole body.
+
+        A sentence about the page itself ("This page sums up ...", "An article by ... about ...")
+        says nothing of the owner, so a profile skips it; ``of_itself``: the opening describes
+        the document in a list of documents, which such a sentence does best."""
+        intro = _HEADING.split(self.body, maxsplit=1)[0]
+        for text in (intro, _HEADING.sub("", self.body)):
+            found = [s for s in split_sentences(text) if of_itself or not META.search(s)][:limit]
+            if found:
+                return found
+        return []
 
 
 def documents(messages: list[dict]) -> list[Document]:

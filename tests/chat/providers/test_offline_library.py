@@ -157,6 +157,48 @@ async def test_an_overview_lists_each_document_of_the_kind_cited_saying_which_ar
     assert text.index("Theatre De Kroon") < text.index("Zaal Noord")  # the visitor's language first
 
 
+ARTICLES = """You are the digital twin of Lot Brouwer.
+
+Knowledge base:
+
+# Room acoustics on a budget
+[source: Room acoustics on a budget (/writing/budget/)]
+[kind: article; language: en]
+
+An article by Lot Brouwer about treating a small hall for little money.
+
+## Start with the walls
+Heavy curtains do more than foam panels.
+
+# Tien jaar Dante
+[source: Tien jaar Dante (/schrijven/dante/)]
+[kind: article; language: nl]
+
+## Waarom
+Netwerkaudio maakte bekabeling eenvoudiger en goedkoper.
+
+# Not in this prompt
+These documents are not shown here:
+- Old notes
+"""
+
+
+@pytest.mark.parametrize("question", ["Which articles has Lot written?", "Wat heeft ze geschreven?"])
+def test_each_listed_document_has_an_opening_line_even_when_its_intro_only_describes_it(question):
+    """The one line of a listed article is what the document says of itself ("An article by ...
+    about ..."), which a profile skips; without an intro, the first sentence after a heading."""
+    docs = documents([{"role": "system", "content": ARTICLES}])
+    described = "An article by Lot Brouwer about treating a small hall for little money."
+    assert docs[0].opening(of_itself=True) == [described]
+    assert docs[0].opening() == ["Heavy curtains do more than foam panels."]
+    assert docs[1].opening(of_itself=True) == ["Netwerkaudio maakte bekabeling eenvoudiger en goedkoper."]
+    text = OfflineProvider(owner=OWNER)._from_library(question, docs, "en")
+    assert f"- **Room acoustics on a budget** {described} [source: Room acoustics on a budget]" in text
+    assert ("- **Tien jaar Dante** (in Dutch) Netwerkaudio maakte bekabeling eenvoudiger en goedkoper. "
+            "[source: Tien jaar Dante]") in text
+    assert "  " not in text
+
+
 async def test_a_profile_question_is_answered_from_the_about_page_in_the_visitors_language():
     assert "Lot Brouwer designs sound systems for theatres and concert halls. [source: About Lot]" in await answer(
         "What kind of work does Lot do?")
