@@ -19,7 +19,8 @@ from django.urls import reverse
 from django.utils.text import slugify
 from pgvector.django import CosineDistance, VectorField
 
-from knowledge import topics
+from knowledge import topics, translation
+from knowledge.counterparts import counterparts
 from knowledge.embedders import Embedder, get_embedders
 from knowledge.language import detect_language
 from knowledge.models import Document, KnowledgeChunk, LexemeStat
@@ -78,6 +79,7 @@ class SearchHit:
     fulltext_rank: int | None = None
     fused_score: float = 0.0
     fulltext_held: float = 0.0  # the share of the question's own words the chunk holds (questions of 2+ words)
+    fulltext_translated: bool = False  # the full text matched only the question's words in the other language
     heading_rank: int | None = None  # in the ranking of headings that name the question's words
     agreement: int = 0  # how many rankings (each model, full text, headings) put it in their top 3
     other_language: bool = False  # the document is not in the question's language
@@ -110,12 +112,15 @@ def query_terms(query: str) -> dict[str, float]:
     return _terms(query)[0]
 
 
-def _terms(query: str) -> tuple[dict[str, float], list[list[str]]]:
-    """The weighted lexemes, and the lexemes of each of the visitor's own content words."""
+def _terms(query: str, translations: list[str] = ()) -> tuple[dict[str, float], list[list[str]], set[str]]:
+    """The weighted lexemes, the lexemes of each of the visitor's own content words, and the
+    lexemes only ``translations`` give (the visitor's words in the other language:
+    ``_translations``; weighted as a topic's words)."""
     own = _question_words(query)
     if not own:
-        return {}, []
-    extra = [w for w in topics.expansion(query) if w not in own]
+        return {}, [], set()
+    expanded = [w for w in topics.expansion(query) if w not in own]
+    extra = [*expanded, *(w for w in translations if w not in own and w not in expanded)]
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT w, tsvector_to_array(to_tsvector('english', w)), "
@@ -125,6 +130,7 @@ def _terms(query: str) -> tuple[dict[str, float], list[list[str]]]:
         rows = cursor.fetchall()
     terms: dict[str, float] = {}
     groups: dict[str, list[str]] = {}
+    given: set[str] = set()  # by the visitor's words or their topics
     for word, english, dutch in rows:
         if english and dutch:
             weight = 1.0 if word in own else EXPANSION_WEIGHT
@@ -132,7 +138,46 @@ def _terms(query: str) -> tuple[dict[str, float], list[list[str]]]:
                 terms[lexeme] = max(terms.get(lexeme, 0.0), weight)
             if word in own:
                 groups.setdefault(own[word], []).extend(english + dutch)
-    return terms, [list(dict.fromkeys(lexemes)) for lexemes in groups.values()]
+            if word in own or word in expanded:
+                given.update(english + dutch)
+    return terms, [list(dict.fromkeys(lexemes)) for lexemes in groups.values()], set(terms) - given
+
+
+def _translations(query: str) -> list[str]:
+    """The question's words in the other language, so the full text finds a fact written in it
+    by its words, not by the dense rankings alone: a language's or country's name by its listed
+    counterpart ("Duits" for "German", ``knowledge.counterparts``), another name not at all (word
+    vectors cannot be trusted with names: "Leiden" is not "leidt"), any other word by the words
+    of the knowledge base's documents in the other language that translate it
+    (``knowledge.translation``: "bezoekers" for "visitors")."""
+    asked = list(_question_words(query))
+    named = topics.names(query)
+    listed = [other for word in asked for other in sorted(counterparts(word)) if other != word]
+    plain = [word for word in asked if word not in named and counterparts(word) == {word}]
+    found: list[str] = []
+    if plain:
+        words, by_language = WATCH.cached("vocabulary", _read_vocabulary)
+        language = detect_language(query)
+        other = {w for lang, known in by_language.items() if lang != language for w in known}
+        found = translation.translations(plain, words, among=other) if other else []
+    return list(dict.fromkeys([*listed, *found]))
+
+
+def warm_vocabulary() -> int:
+    """Embed the knowledge base's words for their translations as a serving process starts
+    (``twinsite.asgi``), not in its first search. Returns how many words."""
+    words, _ = WATCH.cached("vocabulary", _read_vocabulary)
+    translation.prepare(words)
+    return len(words)
+
+
+def _read_vocabulary() -> tuple[list[str], dict[str, frozenset[str]]]:
+    """The knowledge base's ``translation.vocabulary``, and each language's words in it."""
+    texts: dict[str, list[str]] = {}
+    for lang, text in KnowledgeChunk.objects.order_by().values_list("document__lang", "text").distinct():
+        texts.setdefault(lang, []).append(text)
+    words = translation.vocabulary([text for found in texts.values() for text in found])
+    return words, {lang: frozenset(translation.vocabulary(found)) for lang, found in texts.items()}
 
 
 def _quote(lexeme: str) -> str:
@@ -142,7 +187,8 @@ def _quote(lexeme: str) -> str:
 
 Key = tuple[int, str]  # (document id, content hash): one chunk, whatever model embedded it
 Ranking = list[tuple[Key, float]]
-FulltextRanking = list[tuple[Key, float, float]]  # (chunk, score, share of the visitor's words held)
+# (chunk, score, share of the visitor's words held, matched only their words in the other language)
+FulltextRanking = list[tuple[Key, float, float, bool]]
 
 
 def _dense(query_vector, embedder: Embedder, limit: int) -> list[tuple[Key, float]]:
@@ -176,9 +222,10 @@ def _term_weights(terms: dict[str, float]) -> dict[str, float]:
 
 
 def _fulltext(terms: dict[str, float], words: list[list[str]], embedder: Embedder,
-              limit: int) -> list[tuple[Key, float, float]]:
+              limit: int, translated: set[str] = frozenset()) -> FulltextRanking:
     """IDF-weighted lexical match: rare words count, words found in many chunks do not;
-    ``ts_rank`` only breaks ties. Also the share of the visitor's own words each chunk holds."""
+    ``ts_rank`` only breaks ties. Also the share of the visitor's own words each chunk holds, and
+    whether it matched only lexemes of ``translated`` (the question's words in the other language)."""
     weights = _term_weights(terms)
     if not weights:
         return []
@@ -188,17 +235,20 @@ def _fulltext(terms: dict[str, float], words: list[list[str]], embedder: Embedde
         params.extend([_quote(lex), weight])
     held = " + ".join("CASE WHEN search_vector @@ to_tsquery('simple', %s) THEN 1 ELSE 0 END" for _ in words) or "0"
     params.extend(" | ".join(_quote(lex) for lex in lexemes) for lexemes in words)
+    given = [lex for lex in weights if lex not in translated]
     tsquery = " | ".join(_quote(lex) for lex in weights)
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT document_id, content_hash, ({score}) + ts_rank(search_vector, q, 1) AS rank, ({held}) "
+            f"SELECT document_id, content_hash, ({score}) + ts_rank(search_vector, q, 1) AS rank, ({held}), "
+            f"{'search_vector @@ to_tsquery(%s, %s)' if given else 'false'} "
             "FROM knowledge_knowledgechunk, to_tsquery('simple', %s) AS q "
             "WHERE embed_model = %s AND search_vector @@ q "
             "ORDER BY rank DESC, id LIMIT %s",
-            [*params, tsquery, embedder.name, limit],
+            [*params, *(["simple", " | ".join(_quote(lex) for lex in given)] if given else []),
+             tsquery, embedder.name, limit],
         )
-        return [((doc, digest), float(rank), count / len(words) if len(words) >= 2 else 0.0)
-                for doc, digest, rank, count in cursor.fetchall()]
+        return [((doc, digest), float(rank), count / len(words) if len(words) >= 2 else 0.0, not own)
+                for doc, digest, rank, count, own in cursor.fetchall()]
 
 
 _HEADING_VECTOR = "(to_tsvector('english', heading_path) || to_tsvector('dutch', heading_path))"
@@ -270,6 +320,8 @@ def knowledge_search(query: str, *, top_k: int | None = None, mode: Mode = "hybr
             query_vectors[embedder.name] = embedder.query(query)
     top_k = min(top_k or settings.TWIN_SEARCH_TOP_K, 50)
     candidates = max(settings.TWIN_SEARCH_CANDIDATES, top_k)
+    # read before the search's transaction: the first search of a process embeds the vocabulary
+    translated = _translations(query) if mode in ("hybrid", "fulltext") else []
     outermost = not connection.in_atomic_block
     with transaction.atomic():
         setup = ["SET TRANSACTION ISOLATION LEVEL REPEATABLE READ"] if outermost else []
@@ -282,10 +334,10 @@ def knowledge_search(query: str, *, top_k: int | None = None, mode: Mode = "hybr
         fulltext: FulltextRanking = []
         headings: Ranking = []
         if mode in ("hybrid", "fulltext"):
-            terms, words = _terms(query)
-            fulltext = _fulltext(terms, words, primary, candidates)
+            terms, words, only_translated = _terms(query, translated)
+            fulltext = _fulltext(terms, words, primary, candidates, only_translated)
             rankings.append((settings.TWIN_FULLTEXT_WEIGHT if mode == "hybrid" else 1.0,
-                             [(key, score) for key, score, _ in fulltext]))
+                             [(key, score) for key, score, *_ in fulltext]))
             if mode == "hybrid":
                 headings = _headings(query, terms, primary, candidates)
                 rankings.append((HEADING_WEIGHT, headings))
@@ -303,21 +355,22 @@ def _hits(order: list[Key], by_key: dict[Key, KnowledgeChunk], *, fused: dict[Ke
           primary_ranking: Ranking, fulltext: FulltextRanking, headings: Ranking, language: str) -> list[SearchHit]:
     """The fused order as hits, each with what every ranking said of it (the trace shows them)."""
     primary_rank = {key: rank for rank, (key, _) in enumerate(primary_ranking, start=1)}
-    fulltext_at = {key: (rank, score, held) for rank, (key, score, held) in enumerate(fulltext, start=1)}
+    fulltext_at = {key: (rank, score, held, only) for rank, (key, score, held, only) in enumerate(fulltext, start=1)}
     heading_at = {key: rank for rank, (key, _) in enumerate(headings, start=1)}
     hits = []
     for key in order:
         chunk = by_key.get(key)
         if chunk is None:
             continue
-        f_rank, f_score, f_held = fulltext_at.get(key, (None, None, 0.0))
+        f_rank, f_score, f_held, f_translated = fulltext_at.get(key, (None, None, 0.0, False))
         hits.append(SearchHit(
             chunk_id=chunk.pk, document_title=chunk.document.title,
             document_url=public_url(chunk.document.path, chunk.document.url), document_kind=chunk.document.kind,
             heading_path=chunk.heading_path, text=chunk.text,
             dense_score=1.0 - float(chunk.distance), dense_rank=primary_rank.get(key),
             fulltext_score=f_score, fulltext_rank=f_rank, fused_score=fused[key],
-            fulltext_held=f_held, heading_rank=heading_at.get(key), agreement=agreement.get(key, 0),
+            fulltext_held=f_held, fulltext_translated=f_translated, heading_rank=heading_at.get(key),
+            agreement=agreement.get(key, 0),
             other_language=chunk.document.lang != language,
         ))
     return hits
@@ -420,7 +473,9 @@ def is_relevant(hit: SearchHit, embedder: Embedder, *, owner_asked: bool = False
     dense = hit.dense_score if hit.dense_score is not None else 0.0
     # a question in one language scores lower against text in the other, even on its rare words
     lexical = CROSS_LANGUAGE_LEXICAL if hit.other_language else SAME_LANGUAGE_LEXICAL
-    if hit.fulltext_rank is not None and dense >= floor - lexical:
+    # a word of the visitor's (or its topic's), not only a translation: a model's guess at a
+    # word's translation ranks a passage, but is too weak a sign that it answers
+    if hit.fulltext_rank is not None and not hit.fulltext_translated and dense >= floor - lexical:
         return True
     if hit.agreement >= 2 and dense >= floor - 0.015:
         return True

@@ -136,6 +136,17 @@ def words(text: str) -> list[str]:
     return [w.removesuffix("'s") for w in found if w]
 
 
+_CAPITALISED = re.compile(r"(?<=[\s(\"'])([A-Z][\w'-]*|\w*\d\w*)")
+SENTENCE_START = re.compile(r"(?:^|[.?!:;]\s+)\S+")
+
+
+def names(text: str) -> set[str]:
+    """Words written with a capital inside a sentence, or with digits: names of things. The
+    first word of a sentence has a capital anyway ("Wij zijn een goed doel. Krijgen we ...?")."""
+    inside = SENTENCE_START.sub(" ", text)
+    return {w for match in _CAPITALISED.findall(f" {inside}") for w in words(match)} - STOP_WORDS
+
+
 def topics_of(text: str) -> list[str]:
     """The topics a text names, in TOPICS order. A Dutch compound names its head's topic
     ("avondcursus" is a course); heads shorter than six letters are left out ("programmeertalen"

@@ -21,25 +21,28 @@ from knowledge.embedders import get_embedders  # noqa: E402
 
 def _warm() -> None:
     """Load the embedding models and embed the guard's exemplars in the background, so the first
-    visitor does not wait for them; for the offline provider, the knowledge base's sentences too."""
+    visitor does not wait for them; the knowledge base's words (for the search's translations)
+    and, for the offline provider, its sentences too."""
     from django.conf import settings
     from django.db import connection
 
     from chat.agent.screening import exemplar_screen
     from knowledge.embedders import embed_query
+    from knowledge.selectors import warm_vocabulary
 
     embedders = get_embedders()
     embed_query(embedders, "warm up")  # every model loaded, its batcher thread started
     exemplar_screen(embedders[0])
-    if settings.TWIN_PROVIDER == "offline" and settings.TWIN_WARM_SENTENCES:
-        from chat.providers.offline import dense
+    try:
+        warm_vocabulary()
+        if settings.TWIN_PROVIDER == "offline" and settings.TWIN_WARM_SENTENCES:
+            from chat.providers.offline import dense
 
-        try:
             dense.warm()
-        except Exception:  # Postgres not there yet: the first turns embed them, as before
-            logging.getLogger(__name__).warning("offline provider: sentences not embedded at start", exc_info=True)
-        finally:
-            connection.close()
+    except Exception:  # Postgres not there yet: the first turns embed them, as before
+        logging.getLogger(__name__).warning("knowledge base not embedded at start", exc_info=True)
+    finally:
+        connection.close()
 
 
 threading.Thread(target=_warm, name="warm-embedders", daemon=True).start()

@@ -126,30 +126,40 @@ def test_search_uses_the_hnsw_index(kb, embedders):
 
 
 def test_a_search_runs_in_one_block_and_embeds_before_it(kb, embedders):
-    # every statement inside the one block the search opens (here a savepoint: the test runs in
-    # a transaction of its own), and no model runs while that block is open
+    # every statement of the rankings and the chunk rows inside the one block the search opens
+    # (here a savepoint: the test runs in a transaction of its own), and no model runs while that
+    # block is open; before it only the knowledge base's words are read, for their translations
     outside = list(connection.savepoint_ids)
     blocks: list[tuple] = []
+    before: list[str] = []
 
     def record(execute, sql, params, many, context):
-        if not sql.startswith(("SAVEPOINT", "RELEASE SAVEPOINT")):  # the block's own edges
+        if tuple(connection.savepoint_ids) == tuple(outside):
+            before.append(sql)
+        elif not sql.startswith(("SAVEPOINT", "RELEASE SAVEPOINT")):  # the block's own edges
             blocks.append(tuple(connection.savepoint_ids))
         return execute(sql, params, many, context)
 
     embedded_in: list[tuple] = []
     model = type(embedders[0])  # the tests' caching wrapper, around every model
-    original = model.query
+    originals = {name: getattr(model, name) for name in ("query", "passages")}
 
-    def query(self, text):
-        embedded_in.append(tuple(connection.savepoint_ids))
-        return original(self, text)
+    def watched(name):
+        def run(self, *args):
+            embedded_in.append((name, tuple(connection.savepoint_ids)))
+            return originals[name](self, *args)
+        return run
 
     with connection.execute_wrapper(record), pytest.MonkeyPatch.context() as patch:
-        patch.setattr(model, "query", query)
+        for name in originals:
+            patch.setattr(model, name, watched(name))
         hits = knowledge_search("Which PostgreSQL job queue did she write?")
     assert hits and len(blocks) >= 4  # the rankings, the words' statistics, the chunk rows
     assert len(set(blocks)) == 1 and len(blocks[0]) == len(outside) + 1
-    assert embedded_in == [tuple(outside)] * len(embedders)
+    vocabulary = '"knowledge_knowledgechunk"."text"'
+    assert all(sql.startswith(("SAVEPOINT", "RELEASE SAVEPOINT")) or vocabulary in sql for sql in before), before
+    assert {ids for _, ids in embedded_in} == {tuple(outside)}
+    assert [name for name, _ in embedded_in].count("query") == len(embedders)
 
 
 def test_prefix_is_bounded_keeps_the_profile_and_the_most_retrieved_and_names_the_rest(kb, settings):
@@ -229,6 +239,9 @@ def test_relevance_takes_agreement_and_language_into_account(settings, embedders
     # a shared word counts for more across languages, where the similarity runs lower
     assert not is_relevant(hit(dense_score=floor - 0.04, fulltext_rank=1), embedders[0])
     assert is_relevant(hit(dense_score=floor - 0.04, fulltext_rank=1, other_language=True), embedders[0])
+    # but not a word the model guessed at in the other language: that ranks a passage, no more
+    assert not is_relevant(hit(dense_score=floor - 0.04, fulltext_rank=1, other_language=True,
+                               fulltext_translated=True), embedders[0])
     # a passage holding every word of the question (two or more) needs a little less similarity too
     assert is_relevant(hit(dense_score=floor - 0.04, fulltext_rank=1, fulltext_held=1.0), embedders[0])
     assert not is_relevant(hit(dense_score=floor - 0.04, fulltext_rank=1, fulltext_held=0.5), embedders[0])
@@ -279,6 +292,9 @@ def test_a_search_that_opens_its_transaction_reads_one_snapshot(kb):
 
     with connection.execute_wrapper(record):
         assert knowledge_search("Which PostgreSQL job queue did she write?")
-    # the first statement of the transaction, as Postgres requires; then the index walk's width
-    assert statements[0].startswith("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ; SET LOCAL hnsw.ef_search")
+    # the first statement of the transaction, as Postgres requires; then the index walk's width.
+    # Before it, on its own, the knowledge base's words are read for their translations.
+    opened = next(i for i, sql in enumerate(statements) if sql.startswith("SET TRANSACTION"))
+    assert all('"knowledge_knowledgechunk"."text"' in sql for sql in statements[:opened])
+    assert statements[opened].startswith("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ; SET LOCAL hnsw.ef_search")
     assert not connection.in_atomic_block and len(statements) >= 5

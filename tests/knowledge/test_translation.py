@@ -1,0 +1,108 @@
+"""A visitor's word found in the knowledge base's other language, with the shipped models (no
+dictionary, no network): the words the model puts nearest are the translations, and the search
+looks for them in the full text. Words and pages are invented here, not taken from any owner."""
+
+from __future__ import annotations
+
+import pytest
+
+from knowledge import selectors, translation
+from knowledge.selectors import knowledge_search, warm_vocabulary
+from knowledge.services import knowledge_sync
+
+pytestmark = pytest.mark.django_db
+
+DUTCH = ["Hij woont met zijn kat in Zwolle.", "De tentoonstelling trok veel bezoekers.",
+         "De prijs van een haalbaarheidsstudie is 4.800 euro.",
+         "In de winter knutselt hij aan oude brommers."]
+
+
+def test_the_vocabulary_is_the_words_that_can_name_something():
+    words = translation.vocabulary(["De kat van Jan, 3 jaar oud: 'n lieverd!"])
+    assert words == ["jaar", "jan", "kat", "lieverd", "oud"]
+
+
+@pytest.mark.parametrize(("asked", "expected"), [
+    (["price"], ["prijs"]), (["cat"], ["kat"]), (["Cat", "price"], ["kat", "prijs"]),
+    # nothing in the vocabulary says it; the word itself ("winter") or a stop word is no translation
+    (["salary"], []), (["married"], []), (["winter"], []), (["the"], []), ([], []),
+])
+def test_a_word_finds_its_translations_in_the_vocabulary_and_nothing_else(asked, expected):
+    assert sorted(translation.translations(asked, translation.vocabulary(DUTCH))) == expected
+
+
+def test_only_the_words_of_the_other_language_are_translations():
+    english = translation.vocabulary(["The exhibition drew many guests and visitors."])
+    known = sorted({*english, *translation.vocabulary(DUTCH)})
+    assert set(translation.translations(["visitors"], known)) == {"bezoekers", "guests"}  # a neighbour
+    assert translation.translations(["visitors"], known, among=set(known) - set(english)) == ["bezoekers"]
+
+
+def test_no_vocabulary_translates_nothing():
+    assert translation.translations(["price"], []) == []
+
+
+def _page(folder, name, title, lang, body):
+    (folder / name).write_text(f"---\ntitle: {title}\nkind: project\nlang: {lang}\n---\n{body}\n", encoding="utf-8")
+
+
+def test_the_search_finds_a_fact_in_the_other_language_by_its_translated_word(tmp_path, embedders, monkeypatch):
+    _page(tmp_path, "expo.md", "Expo Zwolle", "nl",
+          "Het lichtontwerp voor een expositie over de Hanzetijd. De tentoonstelling trok 40.000 bezoekers.")
+    _page(tmp_path, "kaas.md", "Cheese inspection", "en", "A camera line that inspects 14,000 cheeses a day.")
+    # a word in a fifth of the pages or more is too common to search for: a site of a few more
+    for n, (thing, place) in enumerate([("gas ovens", "a bakery"), ("pumps", "a water board"), ("a robot", "a farm"),
+                                        ("conveyors", "a brewery"), ("scales", "a dairy")]):
+        _page(tmp_path, f"p{n}.md", f"Project {n}", "en", f"New controls for {thing} at {place}.")
+    knowledge_sync(root=tmp_path, embedders=embedders)
+
+    def expo(hits):
+        return next(h for h in hits if h.document_title == "Expo Zwolle")
+
+    question = "How many visitors came to the exhibition?"
+    found = expo(knowledge_search(question))
+    assert found.fulltext_rank == 1  # "bezoekers", "tentoonstelling"
+    assert found.fulltext_translated  # by the translations alone
+    # a word of the visitor's own in it too: not by translations alone
+    assert not expo(knowledge_search("How many visitors came to the Hanzetijd exhibition?")).fulltext_translated
+    monkeypatch.setattr(translation, "translations", lambda *args, **kwargs: [])
+    assert expo(knowledge_search(question)).fulltext_rank is None  # no word of the question is in it
+
+
+def test_a_serving_process_embeds_the_vocabulary_as_it_starts(kb):
+    translation._vocabularies.clear()
+    words = warm_vocabulary()
+    assert words > 100 and len(translation._vocabularies) == 1
+    (kept_words, matrix), = translation._vocabularies.values()
+    assert len(kept_words) == words == matrix.shape[0]
+
+
+@pytest.mark.parametrize(("question", "expected", "never"), [
+    # a language or country by its listed name in the other language
+    ("Does he speak German?", {"duits"}, set()), ("Werkt ze ook in Duitsland?", {"germany"}, set()),
+    # a visitor's word by the knowledge base's word for it; a name is not translated
+    ("How many visitors came to Leiden?", {"bezoekers"}, {"leidt"}),
+])
+def test_a_question_is_searched_with_its_words_in_the_other_language(question, expected, never, monkeypatch):
+    known = translation.vocabulary([*DUTCH, "Hij leidt een team."])
+    assert "leidt" in translation.translations(["leiden"], known)  # what the model makes of the name
+    monkeypatch.setattr(selectors, "_read_vocabulary", lambda: (known, {"nl": frozenset(known)}))
+    found = set(selectors._translations(question))
+    assert expected <= found and not never & found
+
+
+def test_a_new_version_of_the_vocabulary_embeds_only_its_new_words(monkeypatch):
+    embedder, _ = translation.word_model()
+    translation.prepare(translation.vocabulary(DUTCH))
+    embedded: list[str] = []
+    original = type(embedder).passages
+
+    def passages(self, texts):
+        embedded.extend(texts)
+        return original(self, texts)
+
+    monkeypatch.setattr(type(embedder), "passages", passages)
+    edited = translation.vocabulary([*DUTCH, "Hij repareert fietsen."])
+    translation.prepare(edited)
+    assert embedded == ["fietsen", "repareert"]
+    assert translation.translations(["bicycles"], edited) == ["fietsen"]
