@@ -24,6 +24,7 @@ from evals.models import EvalRun
 from evals.runner import SuiteResult, run_graph_suites_sync, run_guard_suite
 from evals.selectors import run_diff
 from evals.services import CaseRecord, RunRecord, eval_run_record, git_commit
+from knowledge.selectors import warm_vocabulary
 
 WIDTHS = (30, 44, 52)  # case, expected, got
 Progress = Callable[[str, int, int, str], None]  # suite, done, total, case id
@@ -58,6 +59,7 @@ def suites_run(*, suite: str = "all", provider: str | None = None, fault_drop_ev
     commit = git_commit()
     results: list[SuiteResult] = []
     if graph:
+        warm_vocabulary()  # as a serving process does: every question searched with translations
         results += _graph_suites(graph, model, progress, quiet)
     results += [run_guard_suite(d, progress) for d in loaded if d.suite == "guards"]
     runs = []

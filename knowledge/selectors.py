@@ -6,8 +6,10 @@ the retrieval evals, so what the owner debugs is what the agent sees.
 
 from __future__ import annotations
 
+import logging
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import PurePosixPath
 from typing import Literal
@@ -28,6 +30,7 @@ from knowledge.watch import WATCH
 
 Mode = Literal["hybrid", "dense", "fulltext"]
 RRF_K = 60
+logger = logging.getLogger(__name__)
 _WORD = re.compile(r"\w+", re.UNICODE)
 # Question words carry no content, and Postgres' stop lists keep some of them ("waar", "welke").
 QUESTION_WORDS = frozenset(
@@ -112,7 +115,7 @@ def query_terms(query: str) -> dict[str, float]:
     return _terms(query)[0]
 
 
-def _terms(query: str, translations: list[str] = ()) -> tuple[dict[str, float], list[list[str]], set[str]]:
+def _terms(query: str, translations: Sequence[str] = ()) -> tuple[dict[str, float], list[list[str]], set[str]]:
     """The weighted lexemes, the lexemes of each of the visitor's own content words, and the
     lexemes only ``translations`` give (the visitor's words in the other language:
     ``_translations``; weighted as a topic's words)."""
@@ -147,37 +150,49 @@ def _translations(query: str) -> list[str]:
     """The question's words in the other language, so the full text finds a fact written in it
     by its words, not by the dense rankings alone: a language's or country's name by its listed
     counterpart ("Duits" for "German", ``knowledge.counterparts``), another name not at all (word
-    vectors cannot be trusted with names: "Leiden" is not "leidt"), any other word by the words
-    of the knowledge base's documents in the other language that translate it
-    (``knowledge.translation``: "bezoekers" for "visitors")."""
-    asked = list(_question_words(query))
+    vectors cannot be trusted with names: "Leiden" is not "leidt"; nor the owner's), any other
+    word by the words only the knowledge base's documents in the other language use that
+    translate it (``knowledge.translation``: "bezoekers" for "visitors"). Never waits for the
+    vocabulary's embedding: while it runs (a process just started), only the listed names."""
+    owner = set(topics.name_words(settings.TWIN_OWNER_NAME))
+    asked = [word for word in _question_words(query) if word not in owner]
     named = topics.names(query)
     listed = [other for word in asked for other in sorted(counterparts(word)) if other != word]
     plain = [word for word in asked if word not in named and counterparts(word) == {word}]
     found: list[str] = []
-    if plain:
-        words, by_language = WATCH.cached("vocabulary", _read_vocabulary)
-        language = detect_language(query)
-        other = {w for lang, known in by_language.items() if lang != language for w in known}
-        found = translation.translations(plain, words, among=other) if other else []
+    if plain and translation.word_model() is not None:
+        words, foreign = WATCH.cached("vocabulary", _read_vocabulary)
+        among = foreign.get(detect_language(query))
+        try:
+            found = translation.translations(plain, words, among, wait=False) if among else []
+        except Exception:  # they only widen the search: it goes on without them
+            logger.warning("search: the question's words were not translated", exc_info=True)
     return list(dict.fromkeys([*listed, *found]))
 
 
 def warm_vocabulary() -> int:
     """Embed the knowledge base's words for their translations as a serving process starts
-    (``twinsite.asgi``), not in its first search. Returns how many words."""
+    (``twinsite.asgi``), not in its first search. Returns how many words were embedded (0
+    without a multilingual model)."""
+    if translation.word_model() is None:
+        return 0
     words, _ = WATCH.cached("vocabulary", _read_vocabulary)
-    translation.prepare(words)
-    return len(words)
+    return len(words) if translation.prepare(words) else 0
 
 
 def _read_vocabulary() -> tuple[list[str], dict[str, frozenset[str]]]:
-    """The knowledge base's ``translation.vocabulary``, and each language's words in it."""
+    """The knowledge base's ``translation.vocabulary``, and for each language the words that
+    only its other language's documents use (a loanword both use is no translation)."""
     texts: dict[str, list[str]] = {}
-    for lang, text in KnowledgeChunk.objects.order_by().values_list("document__lang", "text").distinct():
+    primary = get_embedders()[0].name  # each chunk once
+    rows = KnowledgeChunk.objects.filter(embed_model=primary).order_by().values_list("document__lang", "text")
+    for lang, text in rows.distinct():
         texts.setdefault(lang, []).append(text)
-    words = translation.vocabulary([text for found in texts.values() for text in found])
-    return words, {lang: frozenset(translation.vocabulary(found)) for lang, found in texts.items()}
+    by_language = {lang: set(translation.vocabulary(found)) for lang, found in texts.items()}
+    words = sorted(set().union(*by_language.values()))[:translation.VOCABULARY_LIMIT]
+    foreign = {lang: frozenset(w for other, known in by_language.items() if other != lang for w in known)
+               - by_language.get(lang, set()) for lang in {"en", "nl", *by_language}}
+    return words, foreign
 
 
 def _quote(lexeme: str) -> str:
@@ -236,19 +251,21 @@ def _fulltext(terms: dict[str, float], words: list[list[str]], embedder: Embedde
     held = " + ".join("CASE WHEN search_vector @@ to_tsquery('simple', %s) THEN 1 ELSE 0 END" for _ in words) or "0"
     params.extend(" | ".join(_quote(lex) for lex in lexemes) for lexemes in words)
     given = [lex for lex in weights if lex not in translated]
+    matched_given = "search_vector @@ to_tsquery('simple', %s)" if given else "false"
+    if given:
+        params.append(" | ".join(_quote(lex) for lex in given))
     tsquery = " | ".join(_quote(lex) for lex in weights)
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT document_id, content_hash, ({score}) + ts_rank(search_vector, q, 1) AS rank, ({held}), "
-            f"{'search_vector @@ to_tsquery(%s, %s)' if given else 'false'} "
+            f"{matched_given} "
             "FROM knowledge_knowledgechunk, to_tsquery('simple', %s) AS q "
             "WHERE embed_model = %s AND search_vector @@ q "
             "ORDER BY rank DESC, id LIMIT %s",
-            [*params, *(["simple", " | ".join(_quote(lex) for lex in given)] if given else []),
-             tsquery, embedder.name, limit],
+            [*params, tsquery, embedder.name, limit],
         )
-        return [((doc, digest), float(rank), count / len(words) if len(words) >= 2 else 0.0, not own)
-                for doc, digest, rank, count, own in cursor.fetchall()]
+        return [((doc, digest), float(rank), count / len(words) if len(words) >= 2 else 0.0, not matched_given)
+                for doc, digest, rank, count, matched_given in cursor.fetchall()]
 
 
 _HEADING_VECTOR = "(to_tsvector('english', heading_path) || to_tsvector('dutch', heading_path))"
@@ -333,15 +350,20 @@ def knowledge_search(query: str, *, top_k: int | None = None, mode: Mode = "hybr
         rankings = _dense_rankings(mode, embedders, query_vectors, candidates)
         fulltext: FulltextRanking = []
         headings: Ranking = []
+        unsure: dict[int, set[Key]] = {}
         if mode in ("hybrid", "fulltext"):
             terms, words, only_translated = _terms(query, translated)
             fulltext = _fulltext(terms, words, primary, candidates, only_translated)
+            # a translation ranks a chunk, but its rank is no agreement (``is_relevant``)
+            unsure[len(rankings)] = {key for key, *_, by_translation in fulltext if by_translation}
             rankings.append((settings.TWIN_FULLTEXT_WEIGHT if mode == "hybrid" else 1.0,
                              [(key, score) for key, score, *_ in fulltext]))
             if mode == "hybrid":
-                headings = _headings(query, terms, primary, candidates)
+                # the headings that name the visitor's words or their topic's
+                given = {lex: weight for lex, weight in terms.items() if lex not in only_translated}
+                headings = _headings(query, given, primary, candidates)
                 rankings.append((HEADING_WEIGHT, headings))
-        fused, agreement = _fuse(rankings)
+        fused, agreement = _fuse(rankings, unsure)
         order = sorted(fused, key=lambda key: (-fused[key], key))[:top_k]
         if not order:
             return []
@@ -393,15 +415,19 @@ def _dense_rankings(mode: Mode, embedders: list[Embedder], query_vectors: dict[s
 HNSW_EF_SEARCH = 200
 
 
-def _fuse(rankings: list[tuple[float, Ranking]]) -> tuple[dict[Key, float], dict[Key, int]]:
+def _fuse(rankings: list[tuple[float, Ranking]],
+          unsure: dict[int, set[Key]] | None = None) -> tuple[dict[Key, float], dict[Key, int]]:
     """Weighted reciprocal-rank fusion, and how many rankings put each chunk in their top
-    ``AGREE_TOP`` (is_relevant trusts a chunk that several rankings agree on)."""
+    ``AGREE_TOP`` (is_relevant trusts a chunk that several rankings agree on). ``unsure``: by
+    the index of a ranking, the chunks whose place in it agrees on nothing (the full text's
+    chunks found by translations alone)."""
     fused: dict[Key, float] = {}
     agreement: dict[Key, int] = {}
-    for weight, ranking in rankings:
+    for index, (weight, ranking) in enumerate(rankings):
+        doubtful = (unsure or {}).get(index, set())
         for rank, (key, _score) in enumerate(ranking, start=1):
             fused[key] = fused.get(key, 0.0) + weight / (RRF_K + rank)
-            if rank <= AGREE_TOP:
+            if rank <= AGREE_TOP and key not in doubtful:
                 agreement[key] = agreement.get(key, 0) + 1
     return fused, agreement
 

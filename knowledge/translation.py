@@ -9,7 +9,9 @@ not by the dense rankings alone. The offline twin uses it to tell which sentence
 language holds a question's word (``chat.providers.offline.dense``).
 
 Vectors are cached per process: words in a bounded cache (cleared when full), the knowledge
-base's vocabulary as one matrix per version of it. Each serving process builds its own.
+base's vocabulary as one matrix per version of it. Each serving process builds its own, as it
+starts; a search never waits for it: until it is built (in the background), the search goes
+without translations.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import numpy as np
 from knowledge import topics
 from knowledge.embedders import Embedder, get_embedders
 
-CACHE_LIMIT = 5_000  # per cache: at most ~10 MB of 512-d vectors; a sample site has ~350 sentences
+CACHE_LIMIT = 5_000  # texts per cache: at most ~10 MB of 512-d vectors (a sample site has ~350 sentences)
 _lock = threading.Lock()
 
 # Two words are each other's translation when the model puts them this near (measured on
@@ -36,26 +38,32 @@ _words: dict[tuple[str, str], np.ndarray] = {}
 # The knowledge base's words that a visitor's word may find, at most this many each: a word has
 # a translation or two, and a model's nearest words past those are its neighbours in meaning.
 TRANSLATIONS_PER_WORD = 3
+# A question's words translated, at most: a visitor's question is short, a hostile one is not.
+ASKED_LIMIT = 16
 # A knowledge base of more distinct words than this is read up to this many (the first in
-# alphabetical order): ~40 MB of vectors, embedded once per process and version (~2 s a thousand).
-VOCABULARY_LIMIT = 20_000
+# alphabetical order): a personal site has a few thousand. At most ~60 MB of vectors a process
+# (the matrices of two versions and the words'), embedded once (~2 s a thousand words).
+VOCABULARY_LIMIT = 10_000
 _WORD = re.compile(r"[^\W\d_][\w'-]+", re.UNICODE)
 _vocabularies: dict[tuple[str, str], tuple[list[str], np.ndarray]] = {}
-_vocabulary_words: dict[tuple[str, str], np.ndarray] = {}  # (model, word): each word's vector, for the next version
+_vocabulary_words: dict[tuple[str, str], np.ndarray] = {}  # (model, word): a word's vector, for the next version
+_building: set[tuple[str, str]] = set()  # the vocabularies being embedded in the background
 
 
 def cached_vectors(cache: dict[tuple[str, str], np.ndarray], embedder: Embedder, texts: list[str]) -> np.ndarray:
     """The passage vectors of ``texts``, from ``cache`` where it has them (keyed by model and
-    text); the rest embedded in one batch and kept. Read from a local copy, so another thread
-    clearing the cache meanwhile costs nothing but a re-embedding later."""
+    text); the rest embedded in one batch and kept (unless more than the cache holds). Read from
+    a local copy, so another thread clearing the cache meanwhile costs nothing but a
+    re-embedding later."""
     known = {t: cache.get((embedder.name, t)) for t in dict.fromkeys(texts)}
     missing = [t for t, v in known.items() if v is None]
     if missing:
         known.update(zip(missing, embedder.passages(missing), strict=True))
-        with _lock:
-            if len(cache) + len(missing) > CACHE_LIMIT:
-                cache.clear()
-            cache.update({(embedder.name, t): known[t] for t in missing})
+        if len(missing) <= CACHE_LIMIT:
+            with _lock:
+                if len(cache) + len(missing) > CACHE_LIMIT:
+                    cache.clear()
+                cache.update({(embedder.name, t): known[t] for t in missing})
     return np.vstack([known[t] for t in texts])
 
 
@@ -87,43 +95,68 @@ def vocabulary(texts: list[str]) -> list[str]:
     return sorted(w for w in words if len(w) >= 3 and w not in topics.STOP_WORDS)[:VOCABULARY_LIMIT]
 
 
-def translations(asked: list[str], known: list[str], among: Collection[str] | None = None) -> list[str]:
+def translations(asked: list[str], known: list[str], among: Collection[str] | None = None, *,
+                 wait: bool = True) -> list[str]:
     """The words of ``known`` (a knowledge base's ``vocabulary``) that translate one of
-    ``asked``: up to ``TRANSLATIONS_PER_WORD`` each, nearest first, none the word itself or a form
-    of it; only words of ``among`` where given (those of the other language's documents: a word
-    of the visitor's own language near theirs is a neighbour, not a translation). Empty when no
-    multilingual model is configured."""
+    ``asked`` (its first ``ASKED_LIMIT``): up to ``TRANSLATIONS_PER_WORD`` each, nearest first,
+    none the word itself or a form of it; only words of ``among`` where given (those of the other
+    language's documents: a word of the visitor's own language near theirs is a neighbour, not a
+    translation). Empty when no multilingual model is configured, and, unless ``wait``, while
+    ``known`` is still being embedded (then in the background)."""
     chosen = word_model()
-    asked = [w for w in dict.fromkeys(w.lower() for w in asked) if len(w) >= 3 and w not in topics.STOP_WORDS]
+    asked = [w for w in dict.fromkeys(w.lower() for w in asked)
+             if len(w) >= 3 and w not in topics.STOP_WORDS][:ASKED_LIMIT]
     if chosen is None or not asked or not known:
         return []
     embedder, floor = chosen
-    words, matrix = _vocabulary_vectors(embedder, known)
+    kept = _vocabulary_vectors(embedder, known, wait=wait)
+    if kept is None:
+        return []
+    words, matrix = kept
     scores = cached_vectors(_words, embedder, asked) @ matrix.T
     if among is not None:
         scores[:, [i for i, w in enumerate(words) if w not in among]] = -1.0
     found: list[str] = []
     for word, row in zip(asked, scores, strict=True):
-        nearest = np.argsort(-row)[:TRANSLATIONS_PER_WORD]
+        nearest = sorted(np.argpartition(-row, TRANSLATIONS_PER_WORD - 1)[:TRANSLATIONS_PER_WORD]
+                         if len(row) > TRANSLATIONS_PER_WORD else range(len(row)), key=lambda i: -row[i])
         found.extend(words[i] for i in nearest if row[i] >= floor and not topics.same_word(words[i], word))
     return [w for w in dict.fromkeys(found) if w not in asked]
 
 
-def prepare(known: list[str]) -> None:
-    """Embed a vocabulary now (a serving process starting), not in its first visitor's search."""
+def prepare(known: list[str]) -> bool:
+    """Embed a vocabulary now (a serving process starting), not in a visitor's search. False
+    when there is nothing to embed it with, or nothing to embed."""
     chosen = word_model()
-    if chosen is not None and known:
-        _vocabulary_vectors(chosen[0], known)
+    if chosen is None or not known:
+        return False
+    _vocabulary_vectors(chosen[0], known, wait=True)
+    return True
 
 
-def _vocabulary_vectors(embedder: Embedder, words: list[str]) -> tuple[list[str], np.ndarray]:
+def _vocabulary_vectors(embedder: Embedder, words: list[str], *,
+                        wait: bool) -> tuple[list[str], np.ndarray] | None:
     """The vectors of a vocabulary as one matrix, kept per model and version of it (two: the
     version being replaced and its successor). Each word is embedded once per process: a new
-    version (an owner's edit) embeds only its new words."""
+    version (an owner's edit) embeds only its new words. Unless ``wait``, a vocabulary not yet
+    kept is embedded by one background thread, and None returned meanwhile."""
     key = (embedder.name, hashlib.blake2b("\n".join(words).encode(), digest_size=16).hexdigest())
     with _lock:
         kept = _vocabularies.get(key)
-    if kept is None:
+        start = kept is None and key not in _building
+        if start or (kept is None and wait):
+            _building.add(key)  # a search meanwhile starts no second embedding of it
+    if kept is not None:
+        return kept
+    if wait:
+        return _build(embedder, words, key)
+    if start:
+        threading.Thread(target=_build, args=(embedder, words, key), name="embed-vocabulary", daemon=True).start()
+    return None
+
+
+def _build(embedder: Embedder, words: list[str], key: tuple[str, str]) -> tuple[list[str], np.ndarray]:
+    try:
         with _lock:
             known = {w: _vocabulary_words.get((embedder.name, w)) for w in words}
         missing = [w for w, v in known.items() if v is None]
@@ -136,6 +169,12 @@ def _vocabulary_vectors(embedder: Embedder, words: list[str]) -> tuple[list[str]
                 _vocabularies.clear()
             _vocabularies[key] = kept
             if len(_vocabulary_words) + len(missing) > 2 * VOCABULARY_LIMIT:
-                _vocabulary_words.clear()
+                # keep this version's words: the next edit embeds only its own
+                current = {(embedder.name, w) for w in words}
+                for stale in [k for k in _vocabulary_words if k not in current]:
+                    del _vocabulary_words[stale]
             _vocabulary_words.update({(embedder.name, w): known[w] for w in missing})
-    return kept
+        return kept
+    finally:
+        with _lock:
+            _building.discard(key)

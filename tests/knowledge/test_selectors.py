@@ -298,3 +298,14 @@ def test_a_search_that_opens_its_transaction_reads_one_snapshot(kb):
     assert all('"knowledge_knowledgechunk"."text"' in sql for sql in statements[:opened])
     assert statements[opened].startswith("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ; SET LOCAL hnsw.ef_search")
     assert not connection.in_atomic_block and len(statements) >= 5
+
+
+def test_a_rank_the_full_text_owes_to_translations_alone_ranks_but_agrees_on_nothing():
+    from knowledge.selectors import _fuse
+
+    a, b = (1, "a"), (2, "b")
+    rankings = [(1.0, [(a, 0.9), (b, 0.8)]), (0.5, [(a, 3.0), (b, 2.0)])]
+    assert _fuse(rankings)[1] == {a: 2, b: 2}
+    fused, agreement = _fuse(rankings, {1: {a}})
+    assert agreement == {a: 1, b: 2}
+    assert fused == _fuse(rankings)[0]  # it still ranks

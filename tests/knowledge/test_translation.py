@@ -4,6 +4,8 @@ looks for them in the full text. Words and pages are invented here, not taken fr
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from knowledge import selectors, translation
@@ -55,6 +57,7 @@ def test_the_search_finds_a_fact_in_the_other_language_by_its_translated_word(tm
                                         ("conveyors", "a brewery"), ("scales", "a dairy")]):
         _page(tmp_path, f"p{n}.md", f"Project {n}", "en", f"New controls for {thing} at {place}.")
     knowledge_sync(root=tmp_path, embedders=embedders)
+    assert warm_vocabulary() > 10  # as a serving process starts
 
     def expo(hits):
         return next(h for h in hits if h.document_title == "Expo Zwolle")
@@ -86,7 +89,8 @@ def test_a_serving_process_embeds_the_vocabulary_as_it_starts(kb):
 def test_a_question_is_searched_with_its_words_in_the_other_language(question, expected, never, monkeypatch):
     known = translation.vocabulary([*DUTCH, "Hij leidt een team."])
     assert "leidt" in translation.translations(["leiden"], known)  # what the model makes of the name
-    monkeypatch.setattr(selectors, "_read_vocabulary", lambda: (known, {"nl": frozenset(known)}))
+    # the words only Dutch pages use, for an English question
+    monkeypatch.setattr(selectors, "_read_vocabulary", lambda: (known, {"en": frozenset(known)}))
     found = set(selectors._translations(question))
     assert expected <= found and not never & found
 
@@ -106,3 +110,24 @@ def test_a_new_version_of_the_vocabulary_embeds_only_its_new_words(monkeypatch):
     translation.prepare(edited)
     assert embedded == ["fietsen", "repareert"]
     assert translation.translations(["bicycles"], edited) == ["fietsen"]
+
+
+def test_a_search_never_waits_for_the_vocabulary_to_be_embedded():
+    known = translation.vocabulary(["De tentoonstelling trok veel bezoekers.", "Een nieuw woord: vergezicht."])
+    translation._vocabularies.clear()
+    # not embedded yet: nothing now, the vocabulary embedded in the background
+    assert translation.translations(["visitors"], known, wait=False) == []
+    for thread in threading.enumerate():
+        if thread.name == "embed-vocabulary":
+            thread.join(timeout=60)
+    assert translation.translations(["visitors"], known, wait=False) == ["bezoekers"]
+
+
+def test_a_failing_model_costs_the_search_its_translations_not_its_answer(monkeypatch, caplog):
+    def broken(*args, **kwargs):
+        raise RuntimeError("model gone")
+
+    monkeypatch.setattr(selectors, "_read_vocabulary", lambda: (["bezoekers"], {"en": frozenset({"bezoekers"})}))
+    monkeypatch.setattr(translation, "translations", broken)
+    assert selectors._translations("Does he speak German to his visitors?") == ["duits"]
+    assert "not translated" in caplog.text

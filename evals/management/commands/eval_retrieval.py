@@ -9,6 +9,7 @@ from django.utils import timezone
 from evals.owners import OwnerError, owner_active, owner_get, owner_run
 from evals.retrieval import eval_run_record, evaluate, load_questions, relevance_gate
 from knowledge.embedders import get_embedders
+from knowledge.selectors import warm_vocabulary
 
 
 class Command(BaseCommand):
@@ -34,6 +35,7 @@ class Command(BaseCommand):
             questions_path = owner.retrieval
         started = timezone.now()
         embedders = get_embedders()
+        warm_vocabulary()  # as a serving process does: every question searched with translations
         questions = load_questions(questions_path) if questions_path else load_questions()
         metrics, detail = evaluate(embedders, questions)
         self.stdout.write(f"retrieval eval: {len(questions)} questions; embedders: "
