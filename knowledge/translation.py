@@ -118,8 +118,7 @@ def translations(asked: list[str], known: list[str], among: Collection[str] | No
         scores[:, [i for i, w in enumerate(words) if w not in among]] = -1.0
     found: list[str] = []
     for word, row in zip(asked, scores, strict=True):
-        nearest = sorted(np.argpartition(-row, TRANSLATIONS_PER_WORD - 1)[:TRANSLATIONS_PER_WORD]
-                         if len(row) > TRANSLATIONS_PER_WORD else range(len(row)), key=lambda i: -row[i])
+        nearest = np.argsort(-row)[:TRANSLATIONS_PER_WORD]
         found.extend(words[i] for i in nearest if row[i] >= floor and not topics.same_word(words[i], word))
     return [w for w in dict.fromkeys(found) if w not in asked]
 

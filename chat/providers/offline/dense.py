@@ -13,9 +13,9 @@ from __future__ import annotations
 import numpy as np
 
 from knowledge.embedders import Embedder, get_embedder, query_vector
-from knowledge.translation import CACHE_LIMIT, cached_vectors, translated
+from knowledge.translation import CACHE_LIMIT, cached_vectors
 
-__all__ = ["nearest", "similarities", "translated", "warm"]
+__all__ = ["nearest", "similarities", "warm"]
 
 _cache: dict[tuple[str, str], np.ndarray] = {}
 

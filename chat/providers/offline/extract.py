@@ -17,11 +17,11 @@ from datetime import date
 
 from chat.providers.offline.dense import nearest as dense_nearest
 from chat.providers.offline.dense import similarities as dense_similarities
-from chat.providers.offline.dense import translated as dense_translated
 from chat.providers.offline.sentences import split_sentences
 from knowledge import topics
 from knowledge.counterparts import counterparts
 from knowledge.language import detect_language
+from knowledge.translation import translated
 
 _MONTHS = (
     "january february march april may june july august september october november december "
@@ -478,7 +478,7 @@ def _score_passage(asks: _Question, ctx: _Context, nearest: str | None = None,
     """Each sentence of a passage with its score and whether it speaks of what was asked.
 
     In a passage in the other language than the question's, a question's word counts as found
-    when a sentence's word translates it (``dense.translated``). The one sentence the model puts
+    when a sentence's word translates it (``knowledge.translation.translated``). The one sentence the model puts
     clearly nearest the question in meaning (``dense.nearest``) speaks of what was asked when it
     holds the kind of fact asked for and one of the question's words (or its passage's title or
     heading does): "How long did the line stand still?" finds "De lijn stond 52 uur stil" this way
@@ -490,7 +490,7 @@ def _score_passage(asks: _Question, ctx: _Context, nearest: str | None = None,
         own_words = {w for w in asks.asked if any(topics.same_word(w, f) for f in found)}
         # a word that names nothing ("jaar", "go") translates nothing worth finding ("annual salary")
         unfound = [w for w in asks.asked if w not in own_words and w not in _GENERAL_WORDS]
-        covers = own_words | (dense_translated(unfound, [f for f in found if f not in _GENERAL_WORDS])
+        covers = own_words | (translated(unfound, [f for f in found if f not in _GENERAL_WORDS])
                               if not ctx.in_language else set())
         # the topic in other words than the question's ("cat" for "pets")
         related = any(topics.same_word(t, f) for t in asks.topic_words for f in found)
@@ -593,7 +593,7 @@ def _counts(counted: str, sentence: str, *, translate: bool) -> bool:
     following = [w for match in _COUNT.finditer(sentence) for w in topics.content_words(match.group(1))]
     if any(topics.same_word(counted, w) for w in following):
         return True
-    return translate and bool(following) and bool(dense_translated([counted], following))
+    return translate and bool(following) and bool(translated([counted], following))
 
 
 def _best_first(item: _Scored) -> tuple[float, float, int, int]:

@@ -8,6 +8,7 @@ import pytest
 
 from chat.providers.offline import dense
 from chat.providers.offline.extract import Passage, choose
+from knowledge import translation
 
 pytestmark = pytest.mark.django_db
 
@@ -20,12 +21,12 @@ pytestmark = pytest.mark.django_db
     (["languages"], ["machines", "fabriek"], set()),
 ])
 def test_a_word_is_found_through_its_translation_and_only_then(asked, found, expected):
-    assert dense.translated(asked, found) == expected
+    assert translation.translated(asked, found) == expected
 
 
 def test_translation_needs_both_sides():
-    assert dense.translated([], ["landen"]) == set()
-    assert dense.translated(["countries"], []) == set()
+    assert translation.translated([], ["landen"]) == set()
+    assert translation.translated(["countries"], []) == set()
 
 
 def test_the_nearest_sentence_must_stand_out():
@@ -51,7 +52,7 @@ def test_an_english_question_finds_its_fact_in_a_dutch_sentence(monkeypatch):
     # and it is the translation that found it: by its words alone the question matches nothing
     from chat.providers.offline import extract
 
-    monkeypatch.setattr(extract, "dense_translated", lambda asked, found: set())
+    monkeypatch.setattr(extract, "translated", lambda asked, found: set())
     monkeypatch.setattr(extract, "dense_nearest", lambda scores: None)
     assert choose(question, passages, lang="en", owner="Bas Mulder") == []
 
@@ -187,7 +188,7 @@ def test_a_word_that_names_nothing_is_not_translated(monkeypatch):
         asked_words.append(list(asked))
         return set()
 
-    monkeypatch.setattr(extract, "dense_translated", record)
+    monkeypatch.setattr(extract, "translated", record)
     passages = [Passage("Artikel", "", "Een gebruikte processor kost rond de 1.500 euro. Laat operators meekijken.", 0)]
     choose("What does a used processor go for nowadays?", passages, lang="en", owner="Bas Mulder")
     assert asked_words and all("go" not in words and "used" not in words for words in asked_words)
