@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +21,43 @@ def test_ask_prints_the_streamed_answer_and_records_the_turn(kb, capsys):
     out = capsys.readouterr().out
     assert "TU Delft" in out and "[source: Over Mira (Nederlands)]" in out and "[answered]" in out
     assert TurnLog.objects.count() == 1 and AgentTrace.objects.count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_ask_ends_the_answer_s_line_before_the_turn_is_logged(kb, capsys):
+    # the turn's log line goes to stderr: in a terminal, the same screen as the answer
+    printed_before_log: list[str] = []
+
+    class Seen(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            printed_before_log.append(capsys.readouterr().out)
+
+    handler = Seen()
+    logging.getLogger("twinsite.turns").addHandler(handler)
+    try:
+        call_command("ask", "What has she built?")
+    finally:
+        logging.getLogger("twinsite.turns").removeHandler(handler)
+    (printed,) = printed_before_log
+    assert "[source:" in printed and printed.endswith("\n")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_ask_embeds_the_vocabulary_as_a_serving_process_does(kb, capsys, monkeypatch):
+    # else its one search finds the vocabulary not yet embedded and goes without translations
+    from knowledge import translation
+
+    translation._vocabularies.clear()
+    ready_at_search: list[bool] = []
+    original = translation.translations
+
+    def spied(*args, **kwargs):
+        ready_at_search.append(bool(translation._vocabularies))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(translation, "translations", spied)
+    call_command("ask", "What has she built?")
+    assert ready_at_search and all(ready_at_search)
 
 
 @pytest.mark.django_db(transaction=True)

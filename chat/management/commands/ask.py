@@ -14,6 +14,7 @@ from chat.models import Conversation
 from chat.providers import get_provider
 from chat.services import TurnRejected, conversation_create
 from chat.turns import turn_run
+from knowledge.selectors import warm_vocabulary
 
 
 class Command(BaseCommand):
@@ -38,6 +39,9 @@ class Command(BaseCommand):
         else:
             conversation = conversation_create()
         as_json = options["json"]
+        # the search's translations, embedded as a serving process embeds them when it starts (else
+        # this one turn would go without them, and answer otherwise than the site)
+        warm_vocabulary()
         out = sys.stdout
 
         async def emit(event: dict) -> None:
@@ -45,6 +49,8 @@ class Command(BaseCommand):
                 out.write(json.dumps(event, ensure_ascii=False) + "\n")
             elif event["type"] == "token":
                 out.write(event["text"])
+            elif event["type"] == "trace":  # the answer is complete: the turn's log line follows
+                out.write("\n")
             elif event["type"] == "error":
                 out.write(f"\n[error: {event['code']}] {event['message']}")
             elif event["type"] == "done":
