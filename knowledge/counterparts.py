@@ -8,12 +8,15 @@ name in its English and Dutch forms. Lower case, as ``knowledge.topics.words`` r
 
 from __future__ import annotations
 
-_GROUPS = """
+# languages, then countries and their peoples
+_LANGUAGES = """
 english engels | dutch nederlands hollands | flemish vlaams | frisian fries | german duits | french frans
 spanish spaans | italian italiaans | portuguese portugees | arabic arabisch | turkish turks | polish pools
 chinese chinees | japanese japans | korean koreaans | russian russisch | ukrainian oekraïens oekraiens
 greek grieks | swedish zweeds | danish deens | norwegian noors | finnish fins | hebrew hebreeuws
 persian perzisch farsi | hindi | indonesian indonesisch | romanian roemeens | hungarian hongaars | czech tsjechisch
+"""
+_PLACES = """
 netherlands nederland holland | belgium belgië belgie | germany duitsland | france frankrijk | spain spanje
 italy italië italie | portugal | switzerland zwitserland | austria oostenrijk | sweden zweden
 norway noorwegen | denmark denemarken | finland | poland polen | ireland ierland | scotland schotland
@@ -25,17 +28,26 @@ dutchman nederlander | dutchmen nederlanders | germans duitsers | americans amer
 """
 
 _COUNTERPARTS: dict[str, frozenset[str]] = {}
-for _line in _GROUPS.strip().splitlines():
+for _line in f"{_LANGUAGES}\n{_PLACES}".strip().splitlines():
     for _group in _line.split("|"):
         _names = frozenset(_group.split())
         for _name in _names:
             _COUNTERPARTS[_name] = _names
+_LANGUAGE_NAMES = frozenset(_LANGUAGES.split()) - {"|"}
 
 
 def counterparts(word: str) -> frozenset[str]:
     """The word and its other forms in either language ("duits": "german", "duits"); the word
     alone when none is listed."""
+    return _COUNTERPARTS.get(word) or _COUNTERPARTS.get(_base(word)) or frozenset({word})
+
+
+def is_language(word: str) -> bool:
+    """Whether ``word`` names a language ("german", "duits", "spaanse"; not "spain")."""
+    return word in _LANGUAGE_NAMES or _base(word) in _LANGUAGE_NAMES
+
+
+def _base(word: str) -> str:
     # Dutch adjectives end in -e ("Duitse klanten"), and "in that language" is "-talig"
     # ("Engelstalige workshops", "Nederlandstalig")
-    base = word.removesuffix("e").removesuffix("talig")
-    return _COUNTERPARTS.get(word) or _COUNTERPARTS.get(base) or frozenset({word})
+    return word.removesuffix("e").removesuffix("talig")

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import re
 
+from knowledge.counterparts import is_language
+
 # A word may appear in more than one topic; ``free_time`` is a phrase ("free time"); ``~language``
 # is found through the topic but does not name it ("programming languages" is not about languages
 # spoken). Words that name many things ("work", "start", "free", "speak": a talk or a language?,
@@ -153,8 +155,29 @@ def topics_of(text: str) -> list[str]:
     ends in "talen" but is not about languages spoken)."""
     present = set(words(text))
     phrased = {topic for topic, _ in _phrases(text)}
+    if _speaks_language(present):
+        phrased.add("spoken_languages")  # "Does he speak German?": not a talk
     return [topic for topic, (naming, _, _) in _INDEX.items()
             if present & naming or topic in phrased or any(_compound_of(word, naming) for word in present)]
+
+
+def naming_words(text: str) -> set[str]:
+    """The words of a text that name one of its topics: "degree"; "speak" and "German" together."""
+    present = set(words(text))
+    found = {word for word in present if topics_of(word)}
+    if _speaks_language(present):
+        found |= {word for word in present if word in _SPEAKING | _LANGUAGE or is_language(word)}
+    return found
+
+
+# Speaking names no topic of its own (a talk or a language?), nor does "language" (a programming
+# language?); with each other or with a language's name, they ask about languages spoken.
+_SPEAKING = frozenset("speak speaks speaking spoke spoken spreek spreekt spreken sprak spraken gesproken".split())
+_LANGUAGE = frozenset("language languages taal talen".split())
+
+
+def _speaks_language(present: set[str]) -> bool:
+    return bool(present & _SPEAKING) and bool(present & _LANGUAGE or any(is_language(word) for word in present))
 
 
 def _compound_of(word: str, heads: frozenset[str]) -> bool:

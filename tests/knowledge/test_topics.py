@@ -33,11 +33,25 @@ def test_a_question_names_its_topic_in_either_language(text, topic):
 @pytest.mark.parametrize(
     "text",
     ["Is she free next week?", "Which programming languages does she use?", "When did she start?",
-     "Does she speak Dutch?"],
+     "Does she speak?", "Heeft hij Duitse klanten?"],
 )
 def test_words_that_name_many_things_name_no_topic(text):
-    # "free", "languages" (programming or spoken?), "start" and "speak" are left out on purpose
+    # "free", "languages" (programming or spoken?), "start" and "speak" are left out on purpose,
+    # and so is a language's name alone (German clients)
     assert topics.topics_of(text) == []
+    assert topics.naming_words(text) == set()
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Does she speak Dutch?", "Which languages does he speak?", "Spreekt ze Duits?"],
+)
+def test_speaking_and_a_language_name_the_languages_spoken(text):
+    assert "spoken_languages" in topics.topics_of(text)
+    # the language alone, or the speaking alone, does not
+    assert "spoken_languages" not in topics.topics_of(text.replace("speak", "write").replace("Spreekt", "Schrijft"))
+    # the words that name it, together
+    assert topics.naming_words(text) & {"speak", "spreekt"} and topics.naming_words(text) - {"speak", "spreekt"}
 
 
 def test_expansion_adds_the_topics_other_words_in_both_languages():

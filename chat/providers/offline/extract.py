@@ -19,7 +19,7 @@ from chat.providers.offline.dense import nearest as dense_nearest
 from chat.providers.offline.dense import similarities as dense_similarities
 from chat.providers.offline.sentences import split_sentences
 from knowledge import topics
-from knowledge.counterparts import counterparts
+from knowledge.counterparts import counterparts, is_language
 from knowledge.language import detect_language
 from knowledge.translation import translated
 
@@ -347,6 +347,7 @@ class _Question:
     about_owner: bool  # "Who is Sam?": every passage the search found is about her
     subjects: frozenset[str] = frozenset()  # the names it uses that name a document's subject ("Marram")
     present: bool = False  # asked of now ("Which university does she work for?"), not of her past
+    languages: frozenset[str] = frozenset()  # the languages it asks whether the owner speaks ("German")
 
 
 @dataclass(frozen=True)
@@ -433,6 +434,7 @@ def _read_question(question: str, passages: list[Passage], owner: str,
     # "Is she around right now?", "Wat deed ze hiervoor?" ask something, if not what: not about her in general
     timed = bool(_TIME_PHRASES.search(question) or THEN.search(question))
     topic_words = sorted(topics.topic_words(topics.topics_of(question)) - set(asked))
+    naming = topics.naming_words(question)
     # names: capitalised in the question, or the name of a retrieved document ("floodmap-cli")
     titles = {w for passage in passages for w in topics.content_words(passage.title)}
     written = topics.names(question) - owner_words
@@ -441,8 +443,8 @@ def _read_question(question: str, passages: list[Passage], owner: str,
     typed = _ANSWER_TYPE.search(question)
     return _Question(
         owner_words=owner_words, kind=kind, measure=measure, asked=asked, topic_words=topic_words, names=names,
-        focus={w for w in asked if w not in names and w not in _GENERAL_WORDS and not topics.topics_of(w)},
-        triggers={w for w in asked if topics.topics_of(w)}, defines=bool(_DEFINE.search(question)),
+        focus={w for w in asked if w not in names and w not in _GENERAL_WORDS and w not in naming},
+        triggers={w for w in asked if w in naming}, defines=bool(_DEFINE.search(question)),
         # "In which city ...?": the kind of fact asked for (a place) says it already
         answer_type=typed.group(1).lower() if typed and typed.group(1).lower() not in frame | topics.STOP_WORDS
         else "",
@@ -451,6 +453,7 @@ def _read_question(question: str, passages: list[Passage], owner: str,
         # "How old is Sam?" asks a fact, "Who is Sam?" asks about her
         about_owner=not asked and not topic_words and not frame and not timed,
         subjects=frozenset(w for w in written if w in subjects and not w.isdigit()),
+        languages=frozenset(w for w in asked if w in naming and is_language(w)),
         present=bool(_PRESENT.search(question)) and not (_PAST.search(question) or THEN.search(question)
                                                          or _YEAR.search(question)),
     )
@@ -487,13 +490,15 @@ def _score_passage(asks: _Question, ctx: _Context, nearest: str | None = None,
     scored = []
     for i, sentence in enumerate(split_sentences(ctx.passage.text)):
         found = [w for w in topics.content_words(sentence) if w not in asks.owner_words]
-        own_words = {w for w in asks.asked if any(topics.same_word(w, f) for f in found)}
+        own_words = {w for w in asks.asked if any(_says(w, f) for f in found)}
         # a word that names nothing ("jaar", "go") translates nothing worth finding ("annual salary")
         unfound = [w for w in asks.asked if w not in own_words and w not in _GENERAL_WORDS]
         covers = own_words | (translated(unfound, [f for f in found if f not in _GENERAL_WORDS])
                               if not ctx.in_language else set())
-        # the topic in other words than the question's ("cat" for "pets")
-        related = any(topics.same_word(t, f) for t in asks.topic_words for f in found)
+        # the topic in other words than the question's ("cat" for "pets"), or the language
+        # asked about ("Duits" for "Does he speak German?")
+        related = (any(topics.same_word(t, f) for t in asks.topic_words for f in found)
+                   or bool(own_words & asks.languages))
         evidence = _holds_evidence(asks.kind, sentence, asks.measure)
         counts = evidence and _counts(asks.counted, sentence, translate=not ctx.in_language)
         score = (sum(_weight(w, ctx.covers) * (2 if w == asks.answer_type else 1) for w in covers - asks.names)
@@ -515,6 +520,8 @@ def _score_passage(asks: _Question, ctx: _Context, nearest: str | None = None,
             # "What grade did she get for her PhD?": the PhD and the topic (education), but no grade
             typed=not asks.answer_type or asks.answer_type in covers | ctx.covers,
         ) or (sentence == nearest and evidence and bool(covers | ctx.covers))
+        # "Does he speak Spanish?" is not answered by the other languages he speaks
+        linked = linked and (not asks.languages or bool(own_words & asks.languages))
         # what can never answer: no amount for "what does it cost", a passage that names no year of
         # "What will a keynote cost in 2028?"
         # the rates page does not say what "the Marram typeface" cost, unless it names Marram
@@ -664,6 +671,12 @@ def _linked(focus: set[str], names: set[str], covers: set[str], context_covers: 
         return False
     dated = evidence and kind == "when" and not triggers
     return bool(covers & focus) or (not focus and bool(covers)) or dated or (evidence and (not focus or related))
+
+
+def _says(asked: str, found: str) -> bool:
+    """Whether a sentence's word says the question's word: in another form, or a language's or
+    country's name in the other language ("Duits" for "German", ``knowledge.counterparts``)."""
+    return topics.same_word(asked, found) or bool(counterparts(asked) & counterparts(found))
 
 
 def _weight(word: str, context_covers: set[str]) -> float:

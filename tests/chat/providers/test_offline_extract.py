@@ -263,3 +263,25 @@ def test_a_question_asked_of_now_prefers_what_holds_now_to_what_is_dated_in_the_
 ])
 def test_a_sentence_is_dated_in_the_past_only_when_what_it_dates_has_ended(sentence, past):
     assert _past_only(sentence) is past
+
+
+# a Dutch CV's list of languages, and a line of its assignments abroad
+TALEN = Passage("Cv", "Talen", "- Nederlands: moedertaal\n- Engels: vloeiend\n- Spaans: goed; werkt vaak voor "
+                               "Spaanse klanten\n- Fins: een beetje", 0)
+BUITENLAND = Passage("Cv", "Werkervaring", "Sam bouwde sluizen in Gent. Langste opdracht: acht maanden in "
+                                           "Tampere, Finland.", 1)
+
+
+@pytest.mark.parametrize(("question", "expected"), [
+    # a language's or country's name in the other language is the same name, and speaking one
+    # asks about the languages spoken, not about a talk
+    ("Does he speak Spanish?", "Cv: Spaans: goed; werkt vaak voor Spaanse klanten"),
+    ("Does he speak Finnish?", "Cv: Fins: een beetje"),
+    ("How long did he work in Finland?", "Cv: Langste opdracht: acht maanden in Tampere, Finland."),
+])
+def test_a_language_or_country_is_found_by_its_name_in_the_other_language(question, expected):
+    assert answer(question, found=[TALEN, BUITENLAND]) == [expected]
+    # without the line that names it, no other line of the list answers
+    others = Passage("Cv", "Talen", "- Nederlands: moedertaal\n- Engels: vloeiend", 0)
+    assert answer(question, found=[others]) == []
+
