@@ -47,7 +47,7 @@ def test_ask_embeds_the_vocabulary_as_a_serving_process_does(kb, capsys, monkeyp
     # else its one search finds the vocabulary not yet embedded and goes without translations
     from knowledge import translation
 
-    translation._vocabularies.clear()
+    monkeypatch.setattr(translation, "_vocabularies", {})
     ready_at_search: list[bool] = []
     original = translation.translations
 
@@ -58,6 +58,21 @@ def test_ask_embeds_the_vocabulary_as_a_serving_process_does(kb, capsys, monkeyp
     monkeypatch.setattr(translation, "translations", spied)
     call_command("ask", "What has she built?")
     assert ready_at_search and all(ready_at_search)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_ask_answers_when_the_vocabulary_cannot_be_embedded(kb, capsys, monkeypatch, caplog):
+    # the translations only widen the search: a failing word model costs them, not the turn
+    from chat.management.commands import ask
+
+    def broken() -> int:
+        raise RuntimeError("the word model failed to load")
+
+    monkeypatch.setattr(ask, "warm_vocabulary", broken)
+    with caplog.at_level(logging.WARNING, logger=ask.__name__):
+        call_command("ask", "Welke opleiding heeft ze gedaan?")
+    assert "TU Delft" in capsys.readouterr().out
+    assert any("vocabulary was not embedded" in r.getMessage() for r in caplog.records)
 
 
 @pytest.mark.django_db(transaction=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import sys
 import uuid
 
@@ -15,6 +16,8 @@ from chat.providers import get_provider
 from chat.services import TurnRejected, conversation_create
 from chat.turns import turn_run
 from knowledge.selectors import warm_vocabulary
+
+logger = logging.getLogger(__name__)
 
 
 class Command(BaseCommand):
@@ -31,6 +34,13 @@ class Command(BaseCommand):
             provider = get_provider(options["provider"])
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
+        # the search's translations, embedded as a serving process embeds them when it starts (else
+        # this one turn would go without them, and answer otherwise than the site); without them
+        # the turn still runs, as a serving process' first turns do
+        try:
+            warm_vocabulary()
+        except Exception:
+            logger.warning("ask: the knowledge base's vocabulary was not embedded", exc_info=True)
         if options["thread"]:
             try:
                 conversation = Conversation.objects.get(pk=uuid.UUID(options["thread"]))
@@ -39,9 +49,6 @@ class Command(BaseCommand):
         else:
             conversation = conversation_create()
         as_json = options["json"]
-        # the search's translations, embedded as a serving process embeds them when it starts (else
-        # this one turn would go without them, and answer otherwise than the site)
-        warm_vocabulary()
         out = sys.stdout
 
         async def emit(event: dict) -> None:
@@ -54,7 +61,7 @@ class Command(BaseCommand):
             elif event["type"] == "error":
                 out.write(f"\n[error: {event['code']}] {event['message']}")
             elif event["type"] == "done":
-                out.write(f"\n\n[{event['outcome']}] thread {conversation.pk}\n")
+                out.write(f"\n[{event['outcome']}] thread {conversation.pk}\n")
             out.flush()
 
         async def main() -> None:
