@@ -107,8 +107,10 @@ def _question_words(query: str) -> dict[str, str]:
     # "studeerde" or "werkt": the word without its "ge-" is searched too, as the same word.
     participles = {w[2:]: w for w in words if w.startswith("ge") and len(w) >= 7 and w.endswith(("d", "t"))}
     # A language's or country's name is the same name in the other language ("Duits" for
-    # "German", ``knowledge.counterparts``): listed, not a model's guess.
-    names = {other: w for w in words for other in sorted(counterparts(w)) if other != w}
+    # "German", ``knowledge.counterparts``): listed, not a model's guess. Only as a name, with a
+    # capital: "pools" and "fries" are words of their own (``_translations`` reads them).
+    capital = topics.capitalised(query)
+    names = {other: w for w in words if w in capital for other in sorted(counterparts(w)) if other != w}
     return {w: w for w in words} | {p: w for p, w in (participles | names).items() if p not in words}
 
 
@@ -153,13 +155,20 @@ def _translations(query: str) -> list[str]:
     """The question's words in the other language, so the full text finds a fact written in it
     by its words, not by the dense rankings alone: any word but a name (word vectors cannot be
     trusted with names: "Leiden" is not "leidt"; nor with the owner's; a language's or country's
-    name has its listed counterpart among the question's own words, ``_question_words``) by the
-    words only the knowledge base's documents in the other language use that translate it
+    name has its listed counterpart among the question's own words, ``_question_words``, unless
+    written without a capital: then its counterpart is a translation) by the words only the
+    knowledge base's documents in the other language use that translate it
     (``knowledge.translation``: "bezoekers" for "visitors"). Never waits for the vocabulary's
-    embedding: while it runs (a process just started), there are none."""
+    embedding: while it runs (a process just started), only lower-case listed names."""
     owner = set(topics.name_words(settings.TWIN_OWNER_NAME))
     asked = [word for word in _question_words(query) if word not in owner]
     named = topics.names(query)
+    # a listed name written without a capital may be a word of its own ("fries", "pools"): its
+    # counterpart joins as a translation, which never lowers the relevance floor
+    own = set(asked)
+    capital = topics.capitalised(query)
+    listed = [other for word in asked if word not in capital
+              for other in sorted(counterparts(word)) if other not in own]
     plain = [word for word in asked if word not in named and counterparts(word) == {word}]
     found: list[str] = []
     if plain and translation.word_model() is not None:
@@ -169,7 +178,7 @@ def _translations(query: str) -> list[str]:
             found = translation.translations(plain, words, among, wait=False) if among else []
         except Exception:  # they only widen the search: it goes on without them
             logger.warning("search: the question's words were not translated", exc_info=True)
-    return found
+    return list(dict.fromkeys([*listed, *found]))
 
 
 def warm_vocabulary() -> int:

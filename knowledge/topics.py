@@ -52,7 +52,7 @@ TOPICS: dict[str, str] = {
         "naast_werk buiten_werk"
     ),
     "spoken_languages": (
-        "~language ~languages spoken fluent fluently native bilingual "
+        "~language ~languages ~spoken fluent fluently native bilingual "
         "taal talen vloeiend moedertaal tweetalig"
     ),
     "talks": (
@@ -166,18 +166,31 @@ def naming_words(text: str) -> set[str]:
     present = set(words(text))
     found = {word for word in present if topics_of(word)}
     if _speaks_language(present):
-        found |= {word for word in present if word in _SPEAKING | _LANGUAGE or is_language(word)}
+        found |= {word for word in present if word in _SPEAKING or word in _LANGUAGE or is_language(word)}
     return found
+
+
+_CAPITAL = re.compile(r"(?<![\w'-])[A-Z][\w'-]*")
+
+
+def capitalised(text: str) -> set[str]:
+    """The words a text writes with a capital, lower-cased; a sentence's first word too ("Pools:
+    goed"). Names of languages and countries are written so in both languages, and "pools" or
+    "fries" without a capital is a word of its own."""
+    return {word for match in _CAPITAL.findall(text) for word in words(match)}
 
 
 # Speaking names no topic of its own (a talk or a language?), nor does "language" (a programming
 # language?); with each other or with a language's name, they ask about languages spoken.
 _SPEAKING = frozenset("speak speaks speaking spoke spoken spreek spreekt spreken sprak spraken gesproken".split())
 _LANGUAGE = frozenset("language languages taal talen".split())
+_TALKS = _INDEX["talks"][0] - _SPEAKING  # a talk named as such: "conference", "lezing"
 
 
 def _speaks_language(present: set[str]) -> bool:
-    return bool(present & _SPEAKING) and bool(present & _LANGUAGE or any(is_language(word) for word in present))
+    # not "Has he spoken at German conferences?": a talk, named as such
+    return (bool(present & _SPEAKING) and not present & _TALKS
+            and bool(present & _LANGUAGE or any(is_language(word) for word in present)))
 
 
 def _compound_of(word: str, heads: frozenset[str]) -> bool:

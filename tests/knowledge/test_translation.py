@@ -98,11 +98,25 @@ def test_a_language_or_country_is_searched_by_its_listed_name_as_the_visitors_ow
     # listed, not a model's guess: it counts as the visitor's word (the relevance floor trusts it),
     # and it is no translation to look up
     assert selectors._question_words(question)[listed] == word
-    assert listed not in selectors._translations(question)
+    assert listed not in selectors._translations(question)  # not twice, and not at a translation's weight
     terms, groups, only_translated = selectors._terms(question)
     (alone,) = selectors._terms(listed)[1]  # the listed word's own lexemes ("duit")
     assert any(set(alone) <= set(lexemes) for lexemes in groups) and not only_translated
     assert all(terms[lexeme] == 1.0 for lexeme in alone)  # weighted as the visitor's words
+
+
+@pytest.mark.parametrize(("question", "word", "listed"), [
+    ("Does he like fries?", "fries", "frisian"), ("Does the hotel have two pools?", "pools", "polish"),
+    ("does he speak german?", "german", "duits"),
+])
+def test_a_listed_name_written_without_a_capital_is_searched_as_a_translation(question, word, listed):
+    # "fries" and "pools" are words of their own: their counterpart joins the search at a
+    # translation's weight, which never lowers the relevance floor as the visitor's words do
+    assert listed not in selectors._question_words(question)
+    assert listed in selectors._translations(question)
+    terms, _, only_translated = selectors._terms(question, selectors._translations(question))
+    (alone,) = selectors._terms(listed)[1]
+    assert set(alone) <= only_translated and all(terms[lexeme] < 1.0 for lexeme in alone)
 
 
 def test_a_new_version_of_the_vocabulary_embeds_only_its_new_words(monkeypatch):

@@ -12,7 +12,7 @@ question about the thing itself ("What is Floodmap?").
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 
 from chat.providers.offline.dense import nearest as dense_nearest
@@ -154,6 +154,11 @@ _COUNTED = re.compile(r"\b(?:how many|hoeveel)\s+(?!(?:of|van|de|het|the|times|k
 # a number and the next two words ("81% of students", "62 machines"), not "one of the ..."
 _COUNT = re.compile(rf"(?:\d[\d.,]*\s?%?|\b(?:{'|'.join(_NUMBER_WORDS.split())})\b)(?!\s+(?:of|van)\s+(?:the|de|het|"
                     r"them|hen|those|these|die|deze)\b)((?:\s+[^\W\d_][\w'-]*){1,2})", re.IGNORECASE)
+
+
+# "besides English", "andere talen dan Engels": the languages asked for are the others
+_BESIDES = re.compile(r"\b(?:besides|other|others|apart from|except|beyond|naast|behalve|buiten|andere|anders)\b",
+                      re.IGNORECASE)
 
 
 # Words that place what is asked before or after something else ("What did she do before that?"):
@@ -347,7 +352,11 @@ class _Question:
     about_owner: bool  # "Who is Sam?": every passage the search found is about her
     subjects: frozenset[str] = frozenset()  # the names it uses that name a document's subject ("Marram")
     present: bool = False  # asked of now ("Which university does she work for?"), not of her past
+    # its names of languages and countries, with their forms in either language
+    # (knowledge.counterparts: "german": "german", "duits"), written with a capital or with speaking
+    listed: dict[str, frozenset[str]] = field(default_factory=dict)
     languages: frozenset[str] = frozenset()  # the languages it asks whether the owner speaks ("German")
+    ambiguous: frozenset[str] = frozenset()  # its triggers that name no topic alone ("languages", "speak")
 
 
 @dataclass(frozen=True)
@@ -362,6 +371,8 @@ class _Context:
     in_language: bool
     years: frozenset[str]  # the years its title, heading and text name
     subjects: bool = False  # it names one of the question's subjects (_Question.subjects)
+    topical: bool = False  # its title or heading names the question's topic
+    names_kind: bool = False  # ... and so the kind of thing asked for ("Which languages ...?", "Talen")
 
 
 def choose(question: str, passages: list[Passage], *, lang: str, owner: str, limit: int = 2,
@@ -418,7 +429,10 @@ def _lists_asked(asks: _Question, passage: Passage) -> bool:
     if not asks.answer_type or not passage.heading:
         return False
     heading = topics.content_words(passage.heading.rsplit(">", 1)[-1])
-    return any(topics.same_word(asks.answer_type, word) for word in heading)
+    # "Which languages does he speak?" and "Talen": the heading names the topic that is the kind
+    # asked for (see _context)
+    return any(topics.same_word(asks.answer_type, word) for word in heading) or (
+        asks.answer_type in asks.ambiguous and bool(_matches(asks.topic_words, heading)))
 
 
 def _read_question(question: str, passages: list[Passage], owner: str,
@@ -435,6 +449,9 @@ def _read_question(question: str, passages: list[Passage], owner: str,
     timed = bool(_TIME_PHRASES.search(question) or THEN.search(question))
     topic_words = sorted(topics.topic_words(topics.topics_of(question)) - set(asked))
     naming = topics.naming_words(question)
+    capital = topics.capitalised(question)
+    # "Spanish", or "spanish" asked with speaking ("does he speak spanish?"); not "fries" or "pools"
+    listed = {w: forms for w in asked if (w in capital or w in naming) and len(forms := counterparts(w)) > 1}
     # names: capitalised in the question, or the name of a retrieved document ("floodmap-cli")
     titles = {w for passage in passages for w in topics.content_words(passage.title)}
     written = topics.names(question) - owner_words
@@ -445,6 +462,7 @@ def _read_question(question: str, passages: list[Passage], owner: str,
         owner_words=owner_words, kind=kind, measure=measure, asked=asked, topic_words=topic_words, names=names,
         focus={w for w in asked if w not in names and w not in _GENERAL_WORDS and w not in naming},
         triggers={w for w in asked if w in naming}, defines=bool(_DEFINE.search(question)),
+        ambiguous=frozenset(w for w in asked if w in naming and not topics.topics_of(w)),
         # "In which city ...?": the kind of fact asked for (a place) says it already
         answer_type=typed.group(1).lower() if typed and typed.group(1).lower() not in frame | topics.STOP_WORDS
         else "",
@@ -453,7 +471,10 @@ def _read_question(question: str, passages: list[Passage], owner: str,
         # "How old is Sam?" asks a fact, "Who is Sam?" asks about her
         about_owner=not asked and not topic_words and not frame and not timed,
         subjects=frozenset(w for w in written if w in subjects and not w.isdigit()),
-        languages=frozenset(w for w in asked if w in naming and is_language(w)),
+        listed=listed,
+        # "Does he speak German?"; not "Which languages does he speak besides English?"
+        languages=frozenset(w for w in listed if w in naming and is_language(w))
+        if not kind and not typed and not _BESIDES.search(question) else frozenset(),
         present=bool(_PRESENT.search(question)) and not (_PAST.search(question) or THEN.search(question)
                                                          or _YEAR.search(question)),
     )
@@ -464,7 +485,8 @@ def _context(asks: _Question, index: int, passage: Passage, lang: str) -> _Conte
     names what was asked, the retriever's rank and the visitor's language."""
     context = topics.content_words(f"{passage.title} {passage.heading}")
     covers = {w for w in asks.asked if any(topics.same_word(w, c) for c in context)}
-    context_bonus = 0.5 * min(len(covers) + (1 if _matches(asks.topic_words, context) else 0), 2)
+    topical = bool(_matches(asks.topic_words, context))
+    context_bonus = 0.5 * min(len(covers) + (1 if topical else 0), 2)
     # a name counts for the passage that holds it (in its title or anywhere in its text), once
     everywhere = context + topics.content_words(passage.text)
     named = {w for w in asks.names if w in asks.asked and any(topics.same_word(w, f) for f in everywhere)}
@@ -473,7 +495,11 @@ def _context(asks: _Question, index: int, passage: Passage, lang: str) -> _Conte
     # read only when the question names a year: most do not
     years = _years(f"{passage.title} {passage.heading} {passage.text}") if asks.years else frozenset()
     subjects = any(topics.same_word(w, f) for w in asks.subjects for f in everywhere)
-    return _Context(index, passage, covers, named, bonus, in_language, years, subjects)
+    # "Which languages does he speak?" and the heading "Talen": a kind that names its topic only
+    # with the question's other words is that topic, so a heading that names the topic names it
+    # ("Which sport ...?" asks for less than a heading "Outside work" names)
+    names_kind = topical and asks.answer_type in asks.ambiguous
+    return _Context(index, passage, covers, named, bonus, in_language, years, subjects, topical, names_kind)
 
 
 def _score_passage(asks: _Question, ctx: _Context, nearest: str | None = None,
@@ -488,20 +514,32 @@ def _score_passage(asks: _Question, ctx: _Context, nearest: str | None = None,
     where one shared word alone is too little. A question that asks for no kind of fact ("What is
     her salary?") gets no such help: the nearest sentence is always near something."""
     scored = []
+    # what its title or heading says of the question: its words, and the kind asked for where the
+    # heading names it by its topic (counted for the link, not again in each sentence's score)
+    context_covers = ctx.covers | ({asks.answer_type} if ctx.names_kind else set())
     for i, sentence in enumerate(split_sentences(ctx.passage.text)):
         found = [w for w in topics.content_words(sentence) if w not in asks.owner_words]
-        own_words = {w for w in asks.asked if any(_says(w, f) for f in found)}
+        own_words = {w for w in asks.asked if any(topics.same_word(w, f) for f in found)}
+        if asks.listed:  # "Duits" says "German"
+            listed = [counterparts(f) for f in topics.capitalised(sentence)]
+            own_words |= {w for w, forms in asks.listed.items() if any(forms & other for other in listed)}
         # a word that names nothing ("jaar", "go") translates nothing worth finding ("annual salary")
         unfound = [w for w in asks.asked if w not in own_words and w not in _GENERAL_WORDS]
         covers = own_words | (translated(unfound, [f for f in found if f not in _GENERAL_WORDS])
                               if not ctx.in_language else set())
         # the topic in other words than the question's ("cat" for "pets"), or the language
         # asked about ("Duits" for "Does he speak German?")
-        related = (any(topics.same_word(t, f) for t in asks.topic_words for f in found)
-                   or bool(own_words & asks.languages))
+        on_topic = any(topics.same_word(t, f) for t in asks.topic_words for f in found)
+        related = on_topic or bool(own_words & asks.languages)
+        # a kind asked for that names the topic only with the question's other words ("Which
+        # languages does he speak?": a programming language?) is found twice only on the topic
+        # ("The controllers, software and languages ..." is on the topic by that word alone)
+        confirmed = ctx.topical or any(topics.same_word(t, f) for t in asks.topic_words for f in found
+                                       if not any(topics.same_word(a, f) for a in asks.ambiguous))
+        doubled = asks.answer_type if confirmed or asks.answer_type not in asks.ambiguous else ""
         evidence = _holds_evidence(asks.kind, sentence, asks.measure)
         counts = evidence and _counts(asks.counted, sentence, translate=not ctx.in_language)
-        score = (sum(_weight(w, ctx.covers) * (2 if w == asks.answer_type else 1) for w in covers - asks.names)
+        score = (sum(_weight(w, ctx.covers) * (2 if w == doubled else 1) for w in covers - asks.names)
                  + 0.5 * len(covers & asks.names)  # the passage holds the name; this sentence says it
                  + (0.75 if related else 0.0) + (1.5 if evidence else 0.0) + (1.0 if counts else 0.0) + ctx.bonus)
         related = related or bool(covers & asks.triggers)
@@ -514,12 +552,12 @@ def _score_passage(asks: _Question, ctx: _Context, nearest: str | None = None,
         linked = asks.about_owner or _linked(
             # a name counts where the sentence or its title or heading says it: a number anywhere in
             # a passage that mentions the name elsewhere is not about it
-            asks.focus, asks.names, covers, ctx.covers, related=related, evidence=evidence,
+            asks.focus, asks.names, covers, context_covers, related=related, evidence=evidence,
             defines=asks.defines, on_topic=ctx.passage.on_topic, asks_topic=asks.answer_type in asks.triggers,
             kind=asks.kind, triggers=asks.triggers, own_words=own_words,
             # "What grade did she get for her PhD?": the PhD and the topic (education), but no grade
-            typed=not asks.answer_type or asks.answer_type in covers | ctx.covers,
-        ) or (sentence == nearest and evidence and bool(covers | ctx.covers))
+            typed=not asks.answer_type or asks.answer_type in covers | context_covers,
+        ) or (sentence == nearest and evidence and bool(covers | context_covers))
         # "Does he speak Spanish?" is not answered by the other languages he speaks
         linked = linked and (not asks.languages or bool(own_words & asks.languages))
         # what can never answer: no amount for "what does it cost", a passage that names no year of
@@ -527,7 +565,7 @@ def _score_passage(asks: _Question, ctx: _Context, nearest: str | None = None,
         # the rates page does not say what "the Marram typeface" cost, unless it names Marram
         possible = (not (asks.measure and not evidence) and asks.years <= ctx.years
                     and not (ctx.passage.on_topic and asks.subjects and not ctx.subjects))
-        scored.append(_Scored(score, linked and possible, ctx.index, i, sentence, frozenset(covers | ctx.covers),
+        scored.append(_Scored(score, linked and possible, ctx.index, i, sentence, frozenset(covers | context_covers),
                               ctx.in_language, (meaning or {}).get(sentence, 0.0), possible))
     return scored
 
@@ -657,6 +695,8 @@ def _linked(focus: set[str], names: set[str], covers: set[str], context_covers: 
     # one of a long question's words is enough
     if focus and (in_sentence >= 2 or (in_sentence and (len(focus) < 4 or context_covers & focus or evidence))):
         return True
+    if len(focus) >= 2 and focus <= context_covers:
+        return True  # "What programming languages does he use?" under "Programming languages"
     named = bool((covers | context_covers) & names)
     if not focus and (named or (related and typed) or (covers and evidence)):
         return True  # "Where does he work now?": only general words, so the place must be there too
@@ -671,12 +711,6 @@ def _linked(focus: set[str], names: set[str], covers: set[str], context_covers: 
         return False
     dated = evidence and kind == "when" and not triggers
     return bool(covers & focus) or (not focus and bool(covers)) or dated or (evidence and (not focus or related))
-
-
-def _says(asked: str, found: str) -> bool:
-    """Whether a sentence's word says the question's word: in another form, or a language's or
-    country's name in the other language ("Duits" for "German", ``knowledge.counterparts``)."""
-    return topics.same_word(asked, found) or bool(counterparts(asked) & counterparts(found))
 
 
 def _weight(word: str, context_covers: set[str]) -> float:
