@@ -34,6 +34,12 @@ class Command(BaseCommand):
             provider = get_provider(options["provider"])
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
+        conversation = None
+        if options["thread"]:
+            try:
+                conversation = Conversation.objects.get(pk=uuid.UUID(options["thread"]))
+            except (ValueError, Conversation.DoesNotExist) as exc:
+                raise CommandError(f"no conversation {options['thread']!r}") from exc
         # the search's translations, embedded as a serving process embeds them when it starts (else
         # this one turn would go without them, and answer otherwise than the site); without them
         # the turn still runs, as a serving process' first turns do
@@ -41,12 +47,7 @@ class Command(BaseCommand):
             warm_vocabulary()
         except Exception:
             logger.warning("ask: the knowledge base's vocabulary was not embedded", exc_info=True)
-        if options["thread"]:
-            try:
-                conversation = Conversation.objects.get(pk=uuid.UUID(options["thread"]))
-            except (ValueError, Conversation.DoesNotExist) as exc:
-                raise CommandError(f"no conversation {options['thread']!r}") from exc
-        else:
+        if conversation is None:
             conversation = conversation_create()
         as_json = options["json"]
         out = sys.stdout
