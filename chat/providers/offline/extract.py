@@ -157,8 +157,8 @@ _COUNT = re.compile(rf"(?:\d[\d.,]*\s?%?|\b(?:{'|'.join(_NUMBER_WORDS.split())})
 
 
 # "besides English", "andere talen dan Engels": the languages asked for are the others
-_BESIDES = re.compile(r"\b(?:besides|other|others|apart from|except|beyond|naast|behalve|buiten|andere|anders)\b",
-                      re.IGNORECASE)
+_BESIDES = re.compile(r"\b(?:besides|other|others|apart from|except|beyond|naast|behalve|buiten|andere|anders)\b"
+                      r"(?P<rest>(?:\W+\w+){1,4})", re.IGNORECASE)
 
 
 # Words that place what is asked before or after something else ("What did she do before that?"):
@@ -432,7 +432,15 @@ def _lists_asked(asks: _Question, passage: Passage) -> bool:
     # "Which languages does he speak?" and "Talen": the heading names the topic that is the kind
     # asked for (see _context)
     return any(topics.same_word(asks.answer_type, word) for word in heading) or (
-        asks.answer_type in asks.ambiguous and bool(_matches(asks.topic_words, heading)))
+        asks.answer_type in asks.ambiguous and _names_topic(asks, heading))
+
+
+def _names_topic(asks: _Question, words: list[str]) -> bool:
+    """Whether ``words`` (a title or heading) name the question's topic by one of the topic's own
+    words: "Talen" for "Which languages does he speak?"; not "Programmeertalen" (a compound of
+    one: a kind of it) nor "Programming languages" (by the question's own ambiguous word)."""
+    own = set(asks.topic_words)
+    return any(word in own and not any(topics.same_word(a, word) for a in asks.ambiguous) for word in words)
 
 
 def _read_question(question: str, passages: list[Passage], owner: str,
@@ -458,6 +466,8 @@ def _read_question(question: str, passages: list[Passage], owner: str,
     names = written | ({w for w in asked if w in titles} - owner_words)
     # "Which database ...?": a sentence that names a database answers it
     typed = _ANSWER_TYPE.search(question)
+    # the names a "besides" leaves out ("besides English", "andere talen dan Engels"): the others are asked
+    besides = {w for match in _BESIDES.finditer(question) for w in topics.words(match.group("rest"))}
     return _Question(
         owner_words=owner_words, kind=kind, measure=measure, asked=asked, topic_words=topic_words, names=names,
         focus={w for w in asked if w not in names and w not in _GENERAL_WORDS and w not in naming},
@@ -472,9 +482,9 @@ def _read_question(question: str, passages: list[Passage], owner: str,
         about_owner=not asked and not topic_words and not frame and not timed,
         subjects=frozenset(w for w in written if w in subjects and not w.isdigit()),
         listed=listed,
-        # "Does he speak German?"; not "Which languages does he speak besides English?"
-        languages=frozenset(w for w in listed if w in naming and is_language(w))
-        if not kind and not typed and not _BESIDES.search(question) else frozenset(),
+        # "Does he speak German?"; not the English of "Does he speak anything besides English?"
+        languages=frozenset(w for w in listed if w in naming and is_language(w) and w not in besides)
+        if not kind and not typed else frozenset(),
         present=bool(_PRESENT.search(question)) and not (_PAST.search(question) or THEN.search(question)
                                                          or _YEAR.search(question)),
     )
@@ -498,7 +508,7 @@ def _context(asks: _Question, index: int, passage: Passage, lang: str) -> _Conte
     # "Which languages does he speak?" and the heading "Talen": a kind that names its topic only
     # with the question's other words is that topic, so a heading that names the topic names it
     # ("Which sport ...?" asks for less than a heading "Outside work" names)
-    names_kind = topical and asks.answer_type in asks.ambiguous
+    names_kind = asks.answer_type in asks.ambiguous and _names_topic(asks, context)
     return _Context(index, passage, covers, named, bonus, in_language, years, subjects, topical, names_kind)
 
 
@@ -534,7 +544,7 @@ def _score_passage(asks: _Question, ctx: _Context, nearest: str | None = None,
         # a kind asked for that names the topic only with the question's other words ("Which
         # languages does he speak?": a programming language?) is found twice only on the topic
         # ("The controllers, software and languages ..." is on the topic by that word alone)
-        confirmed = ctx.topical or any(topics.same_word(t, f) for t in asks.topic_words for f in found
+        confirmed = ctx.names_kind or any(topics.same_word(t, f) for t in asks.topic_words for f in found
                                        if not any(topics.same_word(a, f) for a in asks.ambiguous))
         doubled = asks.answer_type if confirmed or asks.answer_type not in asks.ambiguous else ""
         evidence = _holds_evidence(asks.kind, sentence, asks.measure)

@@ -3,6 +3,8 @@ owner called Sam Visser), so the rules are tested apart from the sample's wordin
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from chat.providers.offline.extract import Passage, _past_only, choose, question_kind, split_sentences
@@ -303,3 +305,29 @@ def test_the_languages_spoken_are_the_list_under_a_heading_in_the_other_language
 ])
 def test_a_word_that_only_looks_like_a_language_s_name_finds_no_language(question):
     assert answer(question, found=[TALEN]) == []
+
+
+@pytest.mark.parametrize("heading", ["Programmeertalen", "Programming languages"])
+def test_a_heading_of_programming_languages_does_not_list_the_languages_spoken(heading):
+    # a kind of language (a compound of "talen"), or "languages" named by the question's own word
+    code = Passage("Tools", heading, "- Structured Text\n- Python\n- C#", 0)
+    assert answer("Which languages does he speak?", found=[code, replace(TALEN, rank=1)]) == [
+        "Cv: Nederlands: moedertaal Engels: vloeiend Spaans: goed; werkt vaak voor Spaanse klanten "
+        "Pools: een beetje"]
+
+
+@pytest.mark.parametrize(("question", "lang"), [
+    ("Does he speak Russian with other clients?", "en"), ("Spreekt hij Russisch buiten zijn werk?", "nl"),
+])
+def test_a_language_asked_about_beside_other_words_is_still_the_one_asked(question, lang):
+    # "other" and "buiten" leave out the name they precede ("besides English"), nothing else
+    assert answer(question, lang, found=[TALEN]) == []
+
+
+def test_a_heading_that_holds_the_question_s_words_links_its_sentences():
+    # "What programming languages ...?" and the section "Programming languages": its lines say
+    # nothing of programming or languages themselves
+    code = Passage("Tools", "Programming languages", "Structured Text on every PLC. Python for the camera "
+                                                     "systems.", 0)
+    assert answer("What programming languages does he use?", found=[code]) == [
+        "Tools: Structured Text on every PLC. Python for the camera systems."]
