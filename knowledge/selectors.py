@@ -100,12 +100,6 @@ def query_lexemes(query: str) -> list[str]:
     return [lex for lex, weight in query_terms(query).items() if weight == 1.0]
 
 
-def _names_listed(query: str) -> set[str]:
-    """The question's words that are names where ``knowledge.counterparts`` lists them: written
-    with a capital, or a language's name asked with speaking (``topics.naming_words``)."""
-    return topics.capitalised(query) | topics.naming_words(query)
-
-
 def _question_words(query: str) -> dict[str, str]:
     """The question's words (question words left out), each with the word it stands for."""
     words = [w for w in dict.fromkeys(w.lower() for w in _WORD.findall(query)) if w not in QUESTION_WORDS][:64]
@@ -116,7 +110,7 @@ def _question_words(query: str) -> dict[str, str]:
     # "German", ``knowledge.counterparts``): listed, not a model's guess. Only as a name, with a
     # capital or asked with speaking ("does he speak german?"): "pools" and "fries" are words of
     # their own (``_translations`` reads them).
-    named = _names_listed(query)
+    named = topics.listed_names(query)
     names = {other: w for w in words if w in named for other in sorted(counterparts(w)) if other != w}
     return {w: w for w in words} | {p: w for p, w in (participles | names).items() if p not in words}
 
@@ -173,7 +167,7 @@ def _translations(query: str) -> list[str]:
     # a listed name written without a capital may be a word of its own ("fries", "pools"): its
     # counterpart joins as a translation, which never lowers the relevance floor
     own = set(asked)
-    named_listed = _names_listed(query)
+    named_listed = topics.listed_names(query)
     listed = [other for word in asked if word not in named_listed
               for other in sorted(counterparts(word)) if other not in own]
     plain = [word for word in asked if word not in named and counterparts(word) == {word}]

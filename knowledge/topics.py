@@ -180,6 +180,13 @@ def capitalised(text: str) -> set[str]:
     return {word for match in _CAPITAL.findall(text) for word in words(match)}
 
 
+def listed_names(text: str) -> set[str]:
+    """The words of a question that are names where ``knowledge.counterparts`` lists them: written
+    with a capital, or a language's name asked with speaking ("does he speak german?"); "pools"
+    and "fries" are words of their own."""
+    return capitalised(text) | naming_words(text)
+
+
 # Speaking names no topic of its own (a talk or a language?), nor does "language" (a programming
 # language?); with each other or with a language's name, they ask about languages spoken.
 _SPEAKING = frozenset("speak speaks speaking spoke spoken spreek spreekt spreken sprak spraken gesproken".split())

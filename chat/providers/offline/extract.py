@@ -371,8 +371,7 @@ class _Context:
     in_language: bool
     years: frozenset[str]  # the years its title, heading and text name
     subjects: bool = False  # it names one of the question's subjects (_Question.subjects)
-    topical: bool = False  # its title or heading names the question's topic
-    names_kind: bool = False  # ... and so the kind of thing asked for ("Which languages ...?", "Talen")
+    names_kind: bool = False  # its title or heading names the kind asked for ("Which languages ...?", "Talen")
 
 
 def choose(question: str, passages: list[Passage], *, lang: str, owner: str, limit: int = 2,
@@ -457,9 +456,9 @@ def _read_question(question: str, passages: list[Passage], owner: str,
     timed = bool(_TIME_PHRASES.search(question) or THEN.search(question))
     topic_words = sorted(topics.topic_words(topics.topics_of(question)) - set(asked))
     naming = topics.naming_words(question)
-    capital = topics.capitalised(question)
     # "Spanish", or "spanish" asked with speaking ("does he speak spanish?"); not "fries" or "pools"
-    listed = {w: forms for w in asked if (w in capital or w in naming) and len(forms := counterparts(w)) > 1}
+    named = topics.listed_names(question)
+    listed = {w: forms for w in asked if w in named and len(forms := counterparts(w)) > 1}
     # names: capitalised in the question, or the name of a retrieved document ("floodmap-cli")
     titles = {w for passage in passages for w in topics.content_words(passage.title)}
     written = topics.names(question) - owner_words
@@ -495,8 +494,7 @@ def _context(asks: _Question, index: int, passage: Passage, lang: str) -> _Conte
     names what was asked, the retriever's rank and the visitor's language."""
     context = topics.content_words(f"{passage.title} {passage.heading}")
     covers = {w for w in asks.asked if any(topics.same_word(w, c) for c in context)}
-    topical = bool(_matches(asks.topic_words, context))
-    context_bonus = 0.5 * min(len(covers) + (1 if topical else 0), 2)
+    context_bonus = 0.5 * min(len(covers) + (1 if _matches(asks.topic_words, context) else 0), 2)
     # a name counts for the passage that holds it (in its title or anywhere in its text), once
     everywhere = context + topics.content_words(passage.text)
     named = {w for w in asks.names if w in asks.asked and any(topics.same_word(w, f) for f in everywhere)}
@@ -509,7 +507,7 @@ def _context(asks: _Question, index: int, passage: Passage, lang: str) -> _Conte
     # with the question's other words is that topic, so a heading that names the topic names it
     # ("Which sport ...?" asks for less than a heading "Outside work" names)
     names_kind = asks.answer_type in asks.ambiguous and _names_topic(asks, context)
-    return _Context(index, passage, covers, named, bonus, in_language, years, subjects, topical, names_kind)
+    return _Context(index, passage, covers, named, bonus, in_language, years, subjects, names_kind)
 
 
 def _score_passage(asks: _Question, ctx: _Context, nearest: str | None = None,
@@ -539,13 +537,12 @@ def _score_passage(asks: _Question, ctx: _Context, nearest: str | None = None,
                               if not ctx.in_language else set())
         # the topic in other words than the question's ("cat" for "pets"), or the language
         # asked about ("Duits" for "Does he speak German?")
-        on_topic = any(topics.same_word(t, f) for t in asks.topic_words for f in found)
-        related = on_topic or bool(own_words & asks.languages)
+        on_topic = [f for f in found if any(topics.same_word(t, f) for t in asks.topic_words)]
+        related = bool(on_topic) or bool(own_words & asks.languages)
         # a kind asked for that names the topic only with the question's other words ("Which
         # languages does he speak?": a programming language?) is found twice only on the topic
         # ("The controllers, software and languages ..." is on the topic by that word alone)
-        confirmed = ctx.names_kind or any(topics.same_word(t, f) for t in asks.topic_words for f in found
-                                       if not any(topics.same_word(a, f) for a in asks.ambiguous))
+        confirmed = ctx.names_kind or any(not any(topics.same_word(a, f) for a in asks.ambiguous) for f in on_topic)
         doubled = asks.answer_type if confirmed or asks.answer_type not in asks.ambiguous else ""
         evidence = _holds_evidence(asks.kind, sentence, asks.measure)
         counts = evidence and _counts(asks.counted, sentence, translate=not ctx.in_language)
