@@ -67,7 +67,8 @@ def why_context(trace: AgentTrace) -> dict:
         "answer": trace.message.content,
         "verdict": (trace.guard or {}).get("verdict"),
         "semantic": (trace.guard or {}).get("semantic") or {},
-        "retrieved": [{**hit, "dense": _num(hit.get("dense_score")), "fulltext": _num(hit.get("fulltext_score")),
+        "retrieved": [{**hit, "dense": _num(hit.get("dense_score")), "second": _num(hit.get("second_score")),
+                       "fulltext": _num(hit.get("fulltext_score")),
                        "fused": _num(hit.get("fused_score"), 4)} for hit in retrieved],
         "tool_calls": [{**call, "result_text": json.dumps(call.get("result"), indent=2, ensure_ascii=False)}
                        for call in trace.tool_calls or []],

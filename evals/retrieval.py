@@ -93,7 +93,7 @@ def relevance_gate(embedders: list[Embedder], questions: list[Question]) -> dict
     (lower is better there), on the off-topic set and on its held-out twin."""
 
     def passes(text: str) -> bool:
-        return any(relevance(knowledge_search(text, embedders=embedders), embedders[0], text))
+        return any(relevance(knowledge_search(text, embedders=embedders), embedders, text))
 
     answerable = sum(passes(q.q) for q in questions)
     gate: dict = {"answerable": round(answerable / len(questions), 3)}

@@ -106,7 +106,7 @@ class DocumentAdmin(ReadOnlyAdmin):
             mode = "hybrid"
         embedders = get_embedders()
         hits = knowledge_search(query, top_k=10, mode=mode, embedders=embedders) if query else []
-        rows = list(zip(hits, relevance(hits, embedders[0], query), strict=True))
+        rows = list(zip(hits, relevance(hits, embedders, query), strict=True))
         context = {
             **self.admin_site.each_context(request),
             "title": "Test retrieval",

@@ -130,10 +130,9 @@ async def _search(args: SearchArgs, ctx: ToolContext) -> dict:
     hits = await database_sync_to_async(knowledge.knowledge_search)(
         args.query, embedders=embedders, query_vectors=vectors
     )
-    primary = embedders[0]
     # the visitor's own words decide, as on the admin's test page and in the eval (a hosted model
     # puts the owner's name in nearly every query); the query only where there is no question
-    verdicts = knowledge.relevance(hits, primary, ctx.question or args.query)
+    verdicts = knowledge.relevance(hits, embedders, ctx.question or args.query)
     ctx.retrieved.extend(hit.as_dict() | {"relevant": ok} for hit, ok in zip(hits, verdicts, strict=True))
     relevant = [hit for hit, ok in zip(hits, verdicts, strict=True) if ok]
     budget = settings.TWIN_SEARCH_RESULT_CHARS
