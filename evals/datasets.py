@@ -3,7 +3,9 @@
 A dataset file has a ``threshold`` (the share of cases that must pass; changed by review, like
 the cases) and ``cases``, each with an ``id`` (stable: the run history compares cases by it), a
 ``lang``, the visitor's ``turn`` (earlier turns of the same conversation in ``history``) and a
-one-line ``reason``. What a case expects depends on the suite (see the models below).
+one-line ``reason``. What a case expects depends on the suite (see the models below). ``{owner}``
+in a turn or an earlier turn is the name of the owner the run serves (``TWIN_OWNER_NAME``), so one
+file asks every owner by name (``offtopic_named.yaml``).
 """
 
 from __future__ import annotations
@@ -176,7 +178,7 @@ def load(suite: str, path: Path | None = None) -> Dataset:
         raise DatasetError(f"{path}: {_problems(exc)}") from exc
     model = CASE_MODELS[suite]
     cases = []
-    for number, item in enumerate(head.cases, start=1):
+    for number, item in enumerate(map(_named, head.cases), start=1):
         try:
             cases.append(model.model_validate(item))
         except ValidationError as exc:
@@ -189,6 +191,23 @@ def load(suite: str, path: Path | None = None) -> Dataset:
         seen.add(case.id)
     return Dataset(suite=suite, path=path, threshold=head.threshold, cases=tuple(cases),
                    sha256=hashlib.sha256(raw).hexdigest())
+
+
+def _named(item: dict) -> dict:
+    """A case with ``{owner}`` in its turns replaced by the owner's name."""
+    if not isinstance(item, dict):
+        return item
+    from django.conf import settings
+
+    def fill(text):
+        return text.replace("{owner}", settings.TWIN_OWNER_NAME) if isinstance(text, str) else text
+
+    named = dict(item)
+    if "turn" in named:
+        named["turn"] = fill(named["turn"])
+    if isinstance(named.get("history"), list):
+        named["history"] = [fill(text) for text in named["history"]]
+    return named
 
 
 def _problems(exc: ValidationError) -> str:

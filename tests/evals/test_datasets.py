@@ -85,6 +85,24 @@ def test_a_malformed_dataset_is_refused_before_anything_runs(tmp_path):
         call_command("run_evals", "--dataset", str(bad))
 
 
+def test_owner_in_a_turn_is_the_name_of_the_owner_the_run_serves(settings, tmp_path):
+    named = tmp_path / "named.yaml"
+    named.write_text("threshold: 0.9\ncases:\n  - {id: n-1, lang: en, decline: true, reason: r,\n"
+                     "     turn: \"{owner}, what is the capital of Peru?\", history: [\"Hi {owner}\", \"Hoi\"]}\n")
+    settings.TWIN_OWNER_NAME = "Sam Example"
+    (case,) = datasets.load("answers", named).cases
+    assert case.turn == "Sam Example, what is the capital of Peru?"
+    assert case.history == ["Hi Sam Example", "Hoi"]
+
+
+def test_the_named_off_topic_set_asks_every_owner_in_both_languages(settings):
+    settings.TWIN_OWNER_NAME = "Sam Example"
+    cases = datasets.load("answers", datasets.DATA / "offtopic_named.yaml").cases
+    assert len(cases) >= 30 and all(c.decline for c in cases)
+    assert {c.lang for c in cases} == {"en", "nl"}
+    assert sum("Sam Example" in c.turn for c in cases) >= 10 and not any("{owner}" in c.turn for c in cases)
+
+
 def test_approval_expectations_need_a_pending_outcome():
     with pytest.raises(ValueError, match="approval_pending"):
         TaskCase.model_validate({"id": "t-x", "lang": "en", "turn": "q", "reason": "r", "expect": {
