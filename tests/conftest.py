@@ -31,6 +31,7 @@ class CachingEmbedder:
         self.name = inner.name
         self.dimensions = inner.dimensions
         self.relevance_floor = getattr(inner, "relevance_floor", 0.0)
+        self.second_margin = getattr(inner, "second_margin", None)
         self.passage_calls = 0
 
     def passages(self, texts: list[str]) -> np.ndarray:
