@@ -3,7 +3,13 @@ retrieval tester."""
 
 from __future__ import annotations
 
+import json
+import re
+import uuid
+from pathlib import Path
+
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.db.models import Count, Exists, OuterRef
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
@@ -14,13 +20,14 @@ from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
 from chat.models import UnansweredQuestion
-from knowledge.content import ContentError
+from knowledge.content import KINDS, LANGS, ContentError
 from knowledge.embedders import get_embedders
+from knowledge.importing.pdf import MAX_PDF_BYTES
 from knowledge.language import detect_language
 from knowledge.models import Document, KnowledgeChunk, TaughtAnswer
 from knowledge.selectors import knowledge_search, public_url, relevance
 from knowledge.services import SyncBusy, knowledge_teach, knowledge_unteach, taught_path, taught_path_sql
-from knowledge.tasks import knowledge_sync_task
+from knowledge.tasks import knowledge_import_task, knowledge_sync_task
 from ops.models import Job
 from ops.services import JobBusy, job_start
 from twinsite.admin_base import ReadOnlyAdmin, id_list
@@ -35,6 +42,30 @@ class ChunkInline(admin.TabularInline):
 
     def has_add_permission(self, request, obj=None) -> bool:
         return False
+
+
+class ImportForm(forms.Form):
+    file = forms.FileField(required=False,
+                           help_text="A CV or LinkedIn profile as PDF, or a CV as DOCX (20 MB at most).")
+    address = forms.URLField(required=False, assume_scheme="https", max_length=500,
+                             help_text="A page, or your site's root address to read the whole site "
+                                       "(its sitemap, else the links of its home page).")
+    kind = forms.ChoiceField(required=False, choices=[("", "guess per document"), *((k, k) for k in KINDS)])
+    lang = forms.ChoiceField(required=False, choices=[("", "the page's own, else detected"),
+                                                      *((lang, lang) for lang in LANGS)])
+    max_pages = forms.IntegerField(min_value=1, max_value=500, initial=50, help_text="Pages read of a whole site.")
+
+    def clean(self) -> dict:
+        data = super().clean()
+        upload, address = data.get("file"), data.get("address")
+        if bool(upload) == bool(address):
+            raise forms.ValidationError("Upload a file or give a web address (one of the two).")
+        if upload:
+            if not upload.name.lower().endswith((".pdf", ".docx")):
+                raise forms.ValidationError("Upload a PDF or a DOCX file.")
+            if upload.size > MAX_PDF_BYTES:
+                raise forms.ValidationError("The file is over 20 MB.")
+        return data
 
 
 @admin.register(Document)
@@ -62,6 +93,9 @@ class DocumentAdmin(ReadOnlyAdmin):
             path("sync/", self.admin_site.admin_view(self.sync_view), name="knowledge_sync"),
             path("test-retrieval/", self.admin_site.admin_view(self.test_retrieval_view),
                  name="knowledge_test_retrieval"),
+            path("import/", self.admin_site.admin_view(self.import_view), name="knowledge_import"),
+            path("import/<int:job_id>/", self.admin_site.admin_view(self.import_preview_view),
+                 name="knowledge_import_preview"),
             *super().get_urls(),
         ]
 
@@ -97,7 +131,70 @@ class DocumentAdmin(ReadOnlyAdmin):
     def changelist_view(self, request, extra_context=None):
         last = Job.objects.filter(kind=Job.Kind.KNOWLEDGE_SYNC).first()
         return super().changelist_view(request, {**(extra_context or {}), "last_sync": last,
-                                                 "can_sync": self.has_sync_permission(request)})
+                                                 "can_sync": self.has_sync_permission(request),
+                                                 "can_import": self.has_import_permission(request)})
+
+    # --- Import: a preview job reads the source and plans; a second job writes and syncs ---------------
+
+    def has_import_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm("knowledge.add_document")
+
+    def _start_import(self, request: HttpRequest, arguments: dict) -> Job | None:
+        try:
+            return job_start(kind=Job.Kind.KNOWLEDGE_IMPORT, task=knowledge_import_task,
+                             requested_by=request.user.get_username(), arguments=arguments)
+        except JobBusy as exc:
+            link = reverse("admin:ops_job_change", args=[exc.job.pk]) if exc.job else "#"
+            self.message_user(request, format_html('An import is already {}: <a href="{}">follow it</a>.',
+                                                   exc.job.status if exc.job else "active", link), messages.WARNING)
+            return None
+
+    def import_view(self, request: HttpRequest) -> HttpResponse:
+        if not self.has_import_permission(request):
+            return HttpResponse(status=403)
+        form = ImportForm(request.POST or None, request.FILES or None)
+        if request.method == "POST" and form.is_valid():
+            sources, uploads = [form.cleaned_data["address"]], []
+            upload = form.cleaned_data["file"]
+            if upload:
+                folder = settings.TWIN_IMPORT_DIR / uuid.uuid4().hex
+                folder.mkdir(parents=True)
+                # its own folder keeps the owner's file name (the document's ``source``), made safe
+                target = folder / re.sub(r"[^\w.-]+", "-", Path(upload.name).name).lstrip(".")[-120:]
+                with target.open("wb") as handle:
+                    for part in upload.chunks():
+                        handle.write(part)
+                sources, uploads = [str(target)], [str(target)]
+            job = self._start_import(request, {
+                "sources": sources, "uploads": uploads, "kind": form.cleaned_data["kind"],
+                "lang": form.cleaned_data["lang"], "max_pages": form.cleaned_data["max_pages"], "dry_run": True})
+            if job is not None:
+                return HttpResponseRedirect(reverse("admin:knowledge_import_preview", args=[job.pk]))
+        context = {**self.admin_site.each_context(request), "title": "Import your own content",
+                   "opts": self.model._meta, "form": form}
+        return TemplateResponse(request, "admin/knowledge/document/import.html", context)
+
+    def import_preview_view(self, request: HttpRequest, job_id: int) -> HttpResponse:
+        if not self.has_import_permission(request):
+            return HttpResponse(status=403)
+        job = Job.objects.filter(pk=job_id, kind=Job.Kind.KNOWLEDGE_IMPORT).first()
+        if job is None:
+            return HttpResponse(status=404)
+        if request.method == "POST":
+            if job.status != Job.Status.SUCCEEDED or not job.arguments.get("dry_run"):
+                return HttpResponse(status=409)
+            applied = self._start_import(request, {**job.arguments, "dry_run": False})
+            if applied is None:
+                return HttpResponseRedirect(request.path)
+            self.message_user(request, format_html('Import queued for the worker: <a href="{}">follow its '
+                                                   "progress</a>.", reverse("admin:ops_job_change",
+                                                                            args=[applied.pk])), messages.SUCCESS)
+            return HttpResponseRedirect(reverse("admin:knowledge_document_changelist"))
+        result = json.loads(job.result) if job.status == Job.Status.SUCCEEDED and job.result else None
+        context = {**self.admin_site.each_context(request), "title": "Import: what it would write",
+                   "opts": self.model._meta, "job": job, "result": result,
+                   "writes": result and any(e["status"] in ("new", "changed") for e in result["entries"])}
+        return TemplateResponse(request, "admin/knowledge/document/import_preview.html", context)
 
     def test_retrieval_view(self, request: HttpRequest) -> HttpResponse:
         query = request.GET.get("q", "").strip()[:500]

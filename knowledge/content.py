@@ -22,7 +22,9 @@ KINDS = ("cv", "project", "skills", "about", "article", "availability", "faq")
 LANGS = ("en", "nl")
 _MARKDOWN = MarkdownIt("commonmark")
 _FRONT_MATTER = frontmatter.YAMLHandler()
-_ALLOWED_KEYS = {"title", "kind", "lang", "url", "updated", "public"}
+# ``source`` and ``imported``: where ``manage.py import_knowledge`` read the file from, and the hash
+# of what it wrote (knowledge/importing/files.py); the sync reads neither.
+_ALLOWED_KEYS = {"title", "kind", "lang", "url", "updated", "public", "source", "imported"}
 
 
 class ContentError(ValueError):

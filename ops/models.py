@@ -16,6 +16,7 @@ class Job(models.Model):
     class Kind(models.TextChoices):
         KNOWLEDGE_SYNC = "knowledge_sync", "knowledge sync"
         EVAL_RUN = "eval_run", "eval run"
+        KNOWLEDGE_IMPORT = "knowledge_import", "knowledge import"
 
     class Status(models.TextChoices):
         QUEUED = "queued"

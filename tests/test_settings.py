@@ -207,3 +207,12 @@ def test_an_unusable_var_folder_is_a_clear_start_up_error(tmp_path):
                             capture_output=True, text=True, check=False)
     assert result.returncode != 0
     assert "ImproperlyConfigured" in result.stderr and "is not usable (Not a directory)" in result.stderr
+
+
+def test_the_release_named_in_code_is_the_one_pyproject_names():
+    import tomllib
+
+    from twinsite import __version__
+
+    pyproject = tomllib.loads((Path(__file__).resolve().parent.parent / "pyproject.toml").read_text())
+    assert __version__ == pyproject["project"]["version"]

@@ -282,6 +282,8 @@ if not re.fullmatch(r"#[0-9a-fA-F]{6}", TWIN_EMBED_COLOR):
 
 # Knowledge base
 TWIN_KNOWLEDGE_DIR = Path(env_str("TWIN_KNOWLEDGE_DIR", str(BASE_DIR / "knowledge" / "content"))).resolve()
+# Files uploaded to the admin's Import, kept until the worker has imported them
+TWIN_IMPORT_DIR = Path(env_str("TWIN_IMPORT_DIR", str(BASE_DIR / "var" / "imports"))).resolve()
 TWIN_OWNER_NAME = TWIN_OWNER_NAME or knowledge_owner_name(TWIN_KNOWLEDGE_DIR) or "the owner"
 # Embedding models, first = primary (full-text rows, relevance). Several are fused by rank.
 TWIN_EMBEDDERS = env_list("TWIN_EMBEDDERS", "e5,use")

@@ -1,0 +1,158 @@
+"""Imported documents as knowledge files: the plan (what would change) and the atomic write.
+
+Every file this module writes records where it came from (``source``) and the sha256 of what it
+wrote (``imported``: the whole file without that line). Read again, a file whose text no longer
+has that hash was edited by the owner since, and an import keeps it unless forced. The same
+source always lands in the same file (found by its ``source``), so importing a site again
+updates its pages in place and writes nothing that did not change.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+import frontmatter
+
+from knowledge.importing.model import Imported
+
+_IMPORTED_LINE = re.compile(r"^imported: \S+\n", re.M)
+
+
+class Status(StrEnum):
+    NEW = "new"
+    CHANGED = "changed"
+    UNCHANGED = "unchanged"
+    KEPT = "kept"  # edited by the owner since it was imported: left as it is
+
+
+@dataclass
+class Entry:
+    doc: Imported
+    path: str  # relative to the knowledge folder
+    status: Status
+    text: str  # the file's new content
+
+    @property
+    def writes(self) -> bool:
+        return self.status in (Status.NEW, Status.CHANGED)
+
+
+def render(doc: Imported) -> str:
+    """The knowledge file for ``doc``, its hash line included."""
+    meta = {"title": doc.title, "kind": doc.kind, "lang": doc.lang}
+    if doc.url:
+        meta["url"] = doc.url
+    if doc.updated:
+        meta["updated"] = doc.updated.isoformat()
+    if not doc.public:
+        meta["public"] = False
+    meta["source"] = doc.source
+    header = "".join(f"{key}: {_yaml(value)}\n" for key, value in meta.items())
+    text = f"---\n{header}---\n{doc.body.strip()}\n"
+    return text.replace("\n---\n", f"\nimported: {_hash(text)}\n---\n", 1)
+
+
+def _yaml(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+        return value
+    return json.dumps(value, ensure_ascii=False)  # a JSON string is a YAML string, quotes and all
+
+
+def _hash(text: str) -> str:
+    return "sha256:" + hashlib.sha256(_IMPORTED_LINE.sub("", text, count=1).encode()).hexdigest()
+
+
+def edited(text: str) -> bool:
+    """The file is no longer what the import wrote (or was never written by one)."""
+    match = re.search(r"^imported: (\S+)$", text, re.M)
+    return match is None or match.group(1) != _hash(text)
+
+
+def _existing(root: Path) -> dict[str, tuple[str, str, str]]:
+    """path -> (source, title, text) for every Markdown file in the folder."""
+    found = {}
+    if not root.is_dir():
+        return found
+    for path in sorted(root.rglob("*.md")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        try:
+            meta = frontmatter.loads(text).metadata
+        except Exception:
+            meta = {}
+        found[path.relative_to(root).as_posix()] = (str(meta.get("source") or ""), str(meta.get("title") or ""), text)
+    return found
+
+
+def plan(docs: list[Imported], root: Path, *, force: bool = False) -> list[Entry]:
+    """Where each document goes and whether it changes anything there."""
+    existing = _existing(root)
+    by_source = {source: path for path, (source, _, _) in existing.items() if source}
+    taken_paths = set(existing)
+    titles = {title: path for path, (source, title, _) in existing.items() if title}
+    entries: list[Entry] = []
+    for doc in docs:
+        path = by_source.get(doc.source) or _free_path(doc.slug, taken_paths)
+        taken_paths.add(path)
+        doc.title = _free_title(doc, path, titles)
+        titles[doc.title] = path
+        text = render(doc)
+        old = existing.get(path, ("", "", None))[2]
+        if old is None:
+            status = Status.NEW
+        elif old == text:
+            status = Status.UNCHANGED
+        elif edited(old) and not force:
+            status = Status.KEPT
+        else:
+            status = Status.CHANGED
+        entries.append(Entry(doc=doc, path=path, status=status, text=text))
+    return entries
+
+
+def _free_path(slug: str, taken: set[str]) -> str:
+    slug = slug.strip("/") or "document"
+    path, n = f"{slug}.md", 2
+    while path in taken:
+        path, n = f"{slug}-{n}.md", n + 1
+    return path
+
+
+def _free_title(doc: Imported, path: str, titles: dict[str, str]) -> str:
+    """A title no other file has (the sync refuses two documents with one title: a citation names one)."""
+    title, n = doc.title, 2
+    while titles.get(title, path) != path:
+        title = f"{doc.title} ({n})"
+        n += 1
+    return title
+
+
+def write(entries: list[Entry], root: Path) -> int:
+    """Write the files that are new or changed, each atomically (a temporary file renamed over
+    it): a failure leaves the file as it was and the others untouched. Returns how many."""
+    written = 0
+    for entry in entries:
+        if not entry.writes:
+            continue
+        target = root / entry.path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".import-", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(entry.text)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        written += 1
+    return written

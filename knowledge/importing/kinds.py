@@ -1,0 +1,72 @@
+"""Which kind of document an imported one is: cv, project, article, about, availability, skills, faq.
+
+Guessed from three kinds of evidence, in both languages: where the document lives (its address's
+segments, a static site's section or layout, a PDF or DOCX file), what its title says, and how it
+is built (date ranges as a CV lists roles, headings that are questions, prices per hour or day,
+a body that is mostly a list). Each kind's words name the kind itself ("projects", "tarieven"),
+never a topic of one owner. A guess whose lead is small is unsure: the summary lists it, so the
+owner can fix the ``kind`` in the file's front matter (or force one with ``--kind``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from knowledge.importing.model import Imported
+
+_WORDS = {
+    "cv": "cv curriculum vitae resume résumé werkervaring experience education opleiding opleidingen loopbaan "
+          "career linkedin profile profiel",
+    "project": "project projects projecten portfolio case cases casestudy work werk klanten clients showcase "
+               "realisaties",
+    "article": "blog article articles artikel artikelen post posts writing essay essays notes news nieuws column "
+               "columns publications publicaties",
+    "about": "about over over-mij about-me bio biography biografie introductie introduction wie who",
+    "availability": "availability beschikbaar beschikbaarheid rates rate tarief tarieven pricing prijzen prices "
+                    "hire inhuren booking boeken diensten services hourly uurtarief dagtarief",
+    "skills": "skills vaardigheden tools stack technologies technologieën expertise competences competenties "
+              "toolbox kennis",
+    "faq": "faq faqs questions vragen veelgestelde frequently asked",
+}
+_LEXICON = {word: kind for kind, words in _WORDS.items() for word in words.split()}
+_TOKEN = re.compile(r"[a-zà-ÿ]+(?:-[a-zà-ÿ]+)*")
+_YEAR = r"(?:19|20)\d{2}"
+_RANGE = re.compile(rf"{_YEAR}\s*[-–—]+\s*(?:{_YEAR}|present|heden|now|nu|today|current)|"
+                    rf"(?:since|sinds|vanaf|from)\s+(?:\w+\s+)?{_YEAR}", re.I)
+_PRICE = re.compile(r"(?:€|eur\b|euro|\$|£)\s*\d|\d\s*(?:€|euro)|per\s+(?:hour|uur|day|dag)|uurtarief|day rate",
+                    re.I)
+KINDS = tuple(_WORDS)
+
+
+def guess_kind(doc: Imported) -> tuple[str, bool]:
+    """(kind, sure) for ``doc``: its hints, title and body read as the module says."""
+    scores = dict.fromkeys(KINDS, 0.0)
+    for hint in doc.hints:
+        for token in _TOKEN.findall(hint.lower()):
+            if token in _LEXICON:
+                scores[_LEXICON[token]] += 3
+        if hint in ("pdf", "docx"):
+            scores["cv"] += 2
+    for token in set(_TOKEN.findall(doc.title.lower())):
+        if token in _LEXICON:
+            scores[_LEXICON[token]] += 2
+    headings = [line.lstrip("#").strip() for line in doc.body.splitlines() if line.startswith("#")]
+    for token in {t for h in headings for t in _TOKEN.findall(h.lower())}:
+        if token in _LEXICON:
+            scores[_LEXICON[token]] += 0.5
+    ranges = len(_RANGE.findall(doc.body))
+    scores["cv"] += 3 if ranges >= 3 else ranges * 0.5
+    if len(headings) >= 2 and sum(h.endswith("?") for h in headings) >= 0.5 * len(headings):
+        scores["faq"] += 3
+    if len(_PRICE.findall(doc.body)) >= 1:
+        scores["availability"] += 1.5
+    lines = [ln for ln in doc.body.splitlines() if ln.strip() and not ln.startswith("#")]
+    if len(lines) >= 5 and sum(ln.lstrip().startswith(("- ", "* ")) for ln in lines) >= 0.6 * len(lines):
+        scores["skills"] += 1
+    if doc.updated and doc.words >= 400 and len(headings) <= 8:
+        scores["article"] += 1
+    ranked = sorted(scores.items(), key=lambda kv: kv[1], reverse=True)
+    (best, top), (_, second) = ranked[0], ranked[1]
+    if top == 0:
+        return "article", False
+    return best, top >= 2 and top - second >= 1.5

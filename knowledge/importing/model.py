@@ -1,0 +1,39 @@
+"""What every reader of a source returns, and the one error a source can fail with."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+
+
+class SourceError(Exception):
+    """A source that cannot be imported; the message is one line for the owner, with what to do."""
+
+
+@dataclass
+class Imported:
+    """One document read from a source, before it is written as a knowledge file."""
+
+    source: str  # the address or file it came from (written to the front matter as ``source``)
+    title: str
+    body: str  # Markdown, headings included, without the title itself
+    lang: str = ""  # "en" or "nl"; empty until decided
+    kind: str = ""
+    kind_sure: bool = True  # False: the guess was close, listed in the summary for the owner
+    url: str = ""
+    updated: dt.date | None = None
+    public: bool = True
+    slug: str = ""  # the file's path without ".md", relative to the knowledge folder
+    hints: list[str] = field(default_factory=list)  # words of the address or front matter that hint a kind
+
+    @property
+    def words(self) -> int:
+        return len(self.body.split())
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A page or file of a source that is not the owner's content, or could not be read."""
+
+    source: str
+    reason: str

@@ -1,0 +1,87 @@
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError
+
+from knowledge.content import KINDS, LANGS
+from knowledge.importing.files import Status, plan, write
+from knowledge.importing.sources import read_sources
+
+
+class Command(BaseCommand):
+    help = ("Import an owner's own material as knowledge files: a CV or LinkedIn PDF, a DOCX CV, a web page or "
+            "site (its root or sitemap.xml address), or a folder of Hugo, Jekyll, Eleventy or Astro Markdown.")
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("sources", nargs="+", metavar="SOURCE")
+        parser.add_argument("--into", type=Path, default=None,
+                            help="the knowledge folder to write to (default: TWIN_KNOWLEDGE_DIR)")
+        parser.add_argument("--dry-run", action="store_true", help="print the plan, write nothing")
+        parser.add_argument("--force", action="store_true",
+                            help="overwrite files the owner edited since their import")
+        parser.add_argument("--kind", choices=KINDS, help="every document of this kind (default: guessed)")
+        parser.add_argument("--lang", choices=LANGS, help="every document in this language (default: the "
+                                                          "page's <html lang>, else detected)")
+        parser.add_argument("--max-pages", type=int, default=50, help="pages read of a whole site (default 50)")
+        parser.add_argument("--sync", action="store_true", help="run sync_knowledge on the folder afterwards")
+
+    def handle(self, *args, **options) -> None:
+        root = (options["into"] or settings.TWIN_KNOWLEDGE_DIR).resolve()
+        if options["max_pages"] < 1:
+            raise CommandError("--max-pages must be at least 1")
+        # every request and every page trafilatura discards would be a log line: the summary says it
+        logging.getLogger("httpx").setLevel(logging.WARNING)
+        logging.getLogger("trafilatura").setLevel(logging.ERROR)
+        bar = sys.stderr.isatty() and options["verbosity"] > 0
+        reading = read_sources(options["sources"], kind=options["kind"], lang=options["lang"],
+                               max_pages=options["max_pages"], progress=_bar if bar else None)
+        if bar:
+            sys.stderr.write("\n")
+        entries = plan(reading.docs, root, force=options["force"])
+        written = 0 if options["dry_run"] else write(entries, root)
+        self._summary(entries, reading, root, dry_run=options["dry_run"], written=written)
+        if options["sync"] and not options["dry_run"] and entries:
+            call_command("sync_knowledge", dir=root, verbosity=options["verbosity"], stdout=self.stdout)
+        if reading.failed:
+            raise CommandError(f"{len(reading.failed)} of {len(options['sources'])} sources could not be imported "
+                               "(see above)")
+
+    def _summary(self, entries, reading, root: Path, *, dry_run: bool, written: int) -> None:
+        rows = [("file", "status", "title", "kind", "lang", "words", "source")]
+        for e in entries:
+            kind = e.doc.kind if e.doc.kind_sure else f"{e.doc.kind}?"
+            rows.append((e.path, str(e.status), _cut(e.doc.title, 40), kind, e.doc.lang, str(e.doc.words),
+                         _cut(e.doc.source, 50)))
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        for row in rows:
+            self.stdout.write("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+        for skip in reading.skipped:
+            self.stdout.write(f"skipped  {skip.source}: {skip.reason}")
+        for source, reason in reading.failed:
+            self.stderr.write(f"failed   {source}: {reason}")
+        unsure = [e.path for e in entries if not e.doc.kind_sure]
+        if unsure:
+            self.stdout.write(f"kind unsure (marked ?): check 'kind:' in {', '.join(unsure)}")
+        counts = {s: sum(e.status == s for e in entries) for s in Status}
+        verb = "would write" if dry_run else "wrote"
+        self.stdout.write(
+            f"import_knowledge ({root}): {verb} {counts[Status.NEW] + counts[Status.CHANGED] if dry_run else written} "
+            f"files ({counts[Status.NEW]} new, {counts[Status.CHANGED]} changed), {counts[Status.UNCHANGED]} "
+            f"unchanged, {counts[Status.KEPT]} kept (edited by you; --force overwrites), {len(reading.skipped)} "
+            f"skipped, {len(reading.failed)} failed")
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _bar(done: int, total: int, note: str) -> None:
+    width = 30
+    filled = int(width * done / total) if total else width
+    sys.stderr.write(f"\rreading [{'#' * filled}{'.' * (width - filled)}] {done}/{total} {_cut(note, 50):<50}")
+    sys.stderr.flush()
