@@ -10,7 +10,7 @@ from django.conf import settings
 from django.tasks import task
 
 from knowledge.embedders import get_embedders
-from knowledge.importing.files import plan, write
+from knowledge.importing.files import owner_name, plan, write, write_owner
 from knowledge.importing.sources import read_sources
 from knowledge.services import knowledge_sync
 from ops.models import Job
@@ -49,8 +49,12 @@ def knowledge_import_task(job_id: int) -> str:
             "skipped": [[s.source, s.reason] for s in reading.skipped],
             "failed": [list(f) for f in reading.failed],
         }
+        name = owner_name(reading.docs, root)
+        result["owner"] = name
         if not args.get("dry_run"):
             result["written"] = write(entries, root)
+            if name:
+                write_owner(name, root)
             if result["written"]:
                 report = knowledge_sync(root=root, embedders=get_embedders(),
                                         progress=lambda done, total: progress(done, total, "chunks embedded"))

@@ -4,7 +4,7 @@
 with the offline provider, beside the same suite on the hand-written Markdown. Prints both scores
 and, per original document, the imported file's title, kind, lang and url.
 
-    .venv/bin/python scripts/import_roundtrip.py OWNER [--theme semantic|divs] [--keep DIR]
+    .venv/bin/python scripts/import_roundtrip.py OWNER [--theme semantic|divs] [--keep DIR] [--no-evals]
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ def main() -> int:
     parser.add_argument("owner")
     parser.add_argument("--theme", default="semantic", choices=["semantic", "divs"])
     parser.add_argument("--keep", type=Path, help="import into this folder (default: a temporary one)")
+    parser.add_argument("--no-evals", action="store_true", help="only import and compare the files")
     args = parser.parse_args()
     owner = owner_get(args.owner)
     work = Path(tempfile.mkdtemp(prefix=f"roundtrip-{owner.key}-"))
@@ -63,6 +64,8 @@ def main() -> int:
     finally:
         server.terminate()
     titles = _compare(owner.knowledge, target)
+    if args.no_evals:
+        return 0
     suite = ["run_evals", "--suite", "answers", "--provider", "offline", "--dataset"]
     print(f"\n== hand-written Markdown ({owner.knowledge})", flush=True)
     owner_run(owner, [*suite, str(owner.answers)])

@@ -135,6 +135,21 @@ def _free_title(doc: Imported, path: str, titles: dict[str, str]) -> str:
     return title
 
 
+def owner_name(docs: list[Imported], root: Path) -> str:
+    """The name for a new ``owner.yaml`` (the name the site calls its owner): a CV's name line,
+    when the folder has no ``owner.yaml`` yet; "" otherwise."""
+    if (root / "owner.yaml").exists():
+        return ""
+    return next((doc.person for doc in docs if doc.person and len(doc.person.split()) <= 5), "")
+
+
+def write_owner(name: str, root: Path) -> None:
+    root.mkdir(parents=True, exist_ok=True)
+    target = root / "owner.yaml"
+    with open(target, "x", encoding="utf-8") as handle:  # never over one the owner wrote meanwhile
+        handle.write(f"name: {json.dumps(name, ensure_ascii=False)}\n")
+
+
 def write(entries: list[Entry], root: Path) -> int:
     """Write the files that are new or changed, each atomically (a temporary file renamed over
     it): a failure leaves the file as it was and the others untouched. Returns how many."""

@@ -29,6 +29,9 @@ _WORDS = {
     "faq": "faq faqs questions vragen veelgestelde frequently asked",
 }
 _LEXICON = {word: kind for kind, words in _WORDS.items() for word in words.split()}
+# Words that name a kind only as a site's section ("/work/"); in a title they say nothing
+# ("Outside work", "Werk en gezin").
+_SECTION_ONLY = frozenset({"work", "werk", "case", "cases", "notes", "post", "posts"})
 _TOKEN = re.compile(r"[a-zà-ÿ]+(?:-[a-zà-ÿ]+)*")
 _YEAR = r"(?:19|20)\d{2}"
 _RANGE = re.compile(rf"{_YEAR}\s*[-–—]+\s*(?:{_YEAR}|present|heden|now|nu|today|current)|"
@@ -47,11 +50,11 @@ def guess_kind(doc: Imported) -> tuple[str, bool]:
                 scores[_LEXICON[token]] += 3
         if hint in ("pdf", "docx"):
             scores["cv"] += 2
-    for token in set(_TOKEN.findall(doc.title.lower())):
+    for token in set(_TOKEN.findall(doc.title.lower())) - _SECTION_ONLY:
         if token in _LEXICON:
             scores[_LEXICON[token]] += 2
     headings = [line.lstrip("#").strip() for line in doc.body.splitlines() if line.startswith("#")]
-    for token in {t for h in headings for t in _TOKEN.findall(h.lower())}:
+    for token in {t for h in headings for t in _TOKEN.findall(h.lower())} - _SECTION_ONLY:
         if token in _LEXICON:
             scores[_LEXICON[token]] += 0.5
     ranges = len(_RANGE.findall(doc.body))

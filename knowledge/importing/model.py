@@ -25,6 +25,7 @@ class Imported:
     public: bool = True
     slug: str = ""  # the file's path without ".md", relative to the knowledge folder
     hints: list[str] = field(default_factory=list)  # words of the address or front matter that hint a kind
+    person: str = ""  # a CV's name line: whose knowledge this is (files.owner_file)
 
     @property
     def words(self) -> int:

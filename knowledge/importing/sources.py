@@ -67,6 +67,7 @@ def _decided(doc: Imported, *, kind: str | None, lang: str | None) -> Imported:
     else:
         doc.kind, doc.kind_sure = kinds.guess_kind(doc)
     if doc.kind == "cv" and {"pdf", "docx"} & set(doc.hints) and not _CV_TITLE.search(doc.title):
+        doc.person = doc.title
         doc.body = f"{doc.title}\n\n{doc.body}"
         doc.title = f"Curriculum vitae {doc.title}"
     return doc

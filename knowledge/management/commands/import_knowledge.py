@@ -9,7 +9,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from knowledge.content import KINDS, LANGS
-from knowledge.importing.files import Status, plan, write
+from knowledge.importing.files import Status, owner_name, plan, write, write_owner
 from knowledge.importing.sources import read_sources
 
 
@@ -45,6 +45,12 @@ class Command(BaseCommand):
         entries = plan(reading.docs, root, force=options["force"])
         written = 0 if options["dry_run"] else write(entries, root)
         self._summary(entries, reading, root, dry_run=options["dry_run"], written=written)
+        name = owner_name(reading.docs, root)
+        if name:
+            if not options["dry_run"]:
+                write_owner(name, root)
+            self.stdout.write(f"owner.yaml: {'would name' if options['dry_run'] else 'names'} the owner {name!r} "
+                              "(the CV's name; edit it there)")
         if options["sync"] and not options["dry_run"] and entries:
             call_command("sync_knowledge", dir=root, verbosity=options["verbosity"], stdout=self.stdout)
         if reading.failed:

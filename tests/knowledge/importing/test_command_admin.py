@@ -36,6 +36,7 @@ def test_a_pdf_and_a_site_become_synced_knowledge_and_a_second_run_writes_nothin
     assert sorted(Document.objects.values_list("title", "kind", "lang")) == [
         ("About me", "about", "en"), ("Curriculum vitae Tamsin Okafor", "cv", "en"),
         ("Lingewaard polder model", "project", "en"), ("Wat bodemvocht ons vertelt", "article", "nl")]
+    assert (folder / "owner.yaml").read_text() == 'name: "Tamsin Okafor"\n'  # the CV's name names the owner
     cv = Document.objects.get(kind="cv")
     assert "Riverwise" in cv.body and "Page 1" not in cv.body
     again = _run(str(pdf), f"{site.base}/", "--into", str(folder))

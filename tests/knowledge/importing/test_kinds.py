@@ -1,0 +1,36 @@
+"""Kinds guessed from where a document lives, its title and its build, in both languages."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from knowledge.importing.kinds import guess_kind
+from knowledge.importing.model import Imported
+
+ROLES = "## Ervaring\n\n### Adviseur (2019 – heden)\n\nTekst.\n\n### Monteur (2012 – 2019)\n\nTekst.\n\n" \
+        "## Opleiding\n\nHBO Werktuigbouw (2008 – 2012)\n"
+
+
+@pytest.mark.parametrize(("title", "body", "hints", "kind"), [
+    ("Levensloop", ROLES, ["pdf"], "cv"),
+    ("Bridge sensors for the province", "We fitted 40 sensors.\n", ["portfolio", "bridge-sensors"], "project"),
+    ("Why I stopped estimating", "A long essay.\n", ["blog", "why-i-stopped"], "article"),
+    ("Wat ik kost", "Mijn uurtarief is 95 euro, per dag 700 euro.\n", ["diensten"], "availability"),
+    ("Veelgestelde vragen", "## Werk je op afstand?\n\nJa.\n\n## Factureer je per uur?\n\nNee.\n", [], "faq"),
+    ("Gereedschap", "- Python\n- Rust\n- QGIS\n- PostGIS\n- Docker\n", ["vaardigheden"], "skills"),
+])
+def test_a_kind_is_read_from_the_documents_own_signs(title, body, hints, kind):
+    doc = Imported(source="x", title=title, body=body, hints=hints, updated=dt.date(2026, 1, 1))
+    assert guess_kind(doc)[0] == kind
+
+
+def test_without_any_sign_the_guess_is_unsure():
+    assert guess_kind(Imported(source="x", title="Notes from Tuesday", body="Some words.\n"))[1] is False
+
+
+@pytest.mark.parametrize("title", ["Outside work: choirs and canoes", "Werk en gezin"])
+def test_work_in_a_title_is_no_portfolio_as_a_sites_work_section_is(title):
+    assert guess_kind(Imported(source="x", title=title, body="I sing bass in a choir.\n"))[0] != "project"
+    assert guess_kind(Imported(source="x", title=title, body="Text.\n", hints=["work"]))[0] == "project"
