@@ -37,7 +37,7 @@ def _norm(text: str) -> str:
 def _readers():
     return {
         "pypdf": lambda p: "\n".join(page.extract_text() for page in PdfReader(p).pages),
-        "pdfminer.six": lambda p: pdfminer_text(p),
+        "pdfminer.six": pdfminer_text,
         "pdfplumber (extract_text)": lambda p: "\n".join(page.extract_text() or "" for page in
                                                          pdfplumber.open(p).pages),
         "importer (pdfplumber words)": lambda p: read_pdf(Path(p)).body,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import uuid
 from pathlib import Path
 
@@ -66,6 +67,17 @@ class ImportForm(forms.Form):
             if upload.size > MAX_PDF_BYTES:
                 raise forms.ValidationError("The file is over 20 MB.")
         return data
+
+
+def _forget_old_uploads(days: int = 1) -> None:
+    """Uploads whose preview was never imported: a CV is personal data, not kept past a day."""
+    folder = settings.TWIN_IMPORT_DIR
+    if not folder.is_dir():
+        return
+    cutoff = timezone.now().timestamp() - days * 86400
+    for upload in folder.iterdir():
+        if upload.is_dir() and upload.stat().st_mtime < cutoff:
+            shutil.rmtree(upload, ignore_errors=True)
 
 
 @admin.register(Document)
@@ -154,6 +166,7 @@ class DocumentAdmin(ReadOnlyAdmin):
             return HttpResponse(status=403)
         form = ImportForm(request.POST or None, request.FILES or None)
         if request.method == "POST" and form.is_valid():
+            _forget_old_uploads()
             sources, uploads = [form.cleaned_data["address"]], []
             upload = form.cleaned_data["file"]
             if upload:

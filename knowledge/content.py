@@ -91,6 +91,13 @@ def parse_document(path: Path, root: Path) -> SourceDocument:
         raw = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise ContentError(f"{rel}: not UTF-8 text") from exc
+    return parse_text(raw, rel)
+
+
+def parse_text(raw: str, rel: str) -> SourceDocument:
+    """A knowledge file's text as the sync reads it (``rel``: its path in the folder), or ContentError."""
+    if rel.startswith("taught/"):  # where the admin's taught answers live (knowledge.services)
+        raise ContentError(f"{rel}: the folder 'taught/' is reserved for answers taught in the admin")
     meta, body = _front_matter(raw, rel)
     unknown = set(meta) - _ALLOWED_KEYS
     if unknown:
@@ -163,9 +170,6 @@ def read_folder(root: Path) -> list[SourceDocument]:
     if not root.is_dir():
         raise ContentError(f"{root}: the knowledge folder does not exist (TWIN_KNOWLEDGE_DIR)")
     docs = [parse_document(p, root) for p in sorted(root.rglob("*.md"))]
-    for doc in docs:
-        if doc.path.startswith("taught/"):  # where the admin's taught answers live (knowledge.services)
-            raise ContentError(f"{doc.path}: the folder 'taught/' is reserved for answers taught in the admin")
     seen: dict[str, str] = {}
     for doc in docs:
         if doc.title in seen:

@@ -10,8 +10,9 @@ from django.conf import settings
 from django.tasks import task
 
 from knowledge.embedders import get_embedders
-from knowledge.importing.files import owner_name, plan, write, write_owner
+from knowledge.importing.files import Status, owner_name, plan, write, write_owner
 from knowledge.importing.sources import read_sources
+from knowledge.models import TaughtAnswer
 from knowledge.services import knowledge_sync
 from ops.models import Job
 from ops.services import OWNER_QUEUE, job_run
@@ -38,15 +39,17 @@ def knowledge_import_task(job_id: int) -> str:
 
     def work(progress) -> str:
         reading = read_sources(args["sources"], kind=args.get("kind") or None, lang=args.get("lang") or None,
-                               max_pages=int(args.get("max_pages") or 50),
+                               max_pages=int(args.get("max_pages") or 50), public_only=True,
                                progress=lambda done, total, note: progress(done, total, f"reading {note}"))
         root = settings.TWIN_KNOWLEDGE_DIR
-        entries = plan(reading.docs, root)
+        entries = plan(reading.docs, root, taken_titles=set(TaughtAnswer.objects.values_list("question", flat=True)))
+        shown = [e for e in entries if e.status != Status.SKIPPED]
         result = {
             "entries": [{"path": e.path, "status": str(e.status), "title": e.doc.title, "kind": e.doc.kind,
                          "sure": e.doc.kind_sure, "lang": e.doc.lang, "words": e.doc.words, "source": e.doc.source}
-                        for e in entries],
-            "skipped": [[s.source, s.reason] for s in reading.skipped],
+                        for e in shown],
+            "skipped": [[s.source, s.reason] for s in reading.skipped]
+            + [[e.doc.source, e.reason] for e in entries if e.status == Status.SKIPPED],
             "failed": [list(f) for f in reading.failed],
         }
         name = owner_name(reading.docs, root)

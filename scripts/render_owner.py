@@ -168,7 +168,7 @@ class Site:
                 self.tags.setdefault(t, []).append(d)
         h = int(hashlib.sha256(name.encode()).hexdigest(), 16)
         street = ["Oudegracht", "Keizersstraat", "Stationsweg", "Molenstraat", "Kerkstraat"][h % 5]
-        city = ["Utrecht", "Amersfoort", "Zwolle", "Haarlem", "Arnhem", "Leiden"][h % 6]
+        city = ["Zutphen", "Amersfoort", "Zwolle", "Haarlem", "Arnhem", "Leiden"][h % 6]
         self.address = f"{street} {h % 180 + 2}, {1000 + h % 8900} {'ABCDEFGH'[h % 8]}{'KLMNPRST'[h % 7]} {city}"
         self.kvk = f"{h % 90000000 + 10000000}"
         self.handle = slugify(name)

@@ -17,12 +17,14 @@ import tempfile
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
+from urllib.parse import quote
 
 import frontmatter
 
+from knowledge.content import ContentError, parse_text
 from knowledge.importing.model import Imported
 
-_IMPORTED_LINE = re.compile(r"^imported: \S+\n", re.M)
+_IMPORTED_LINE = re.compile(r"^imported: (\S+)\n", re.M)
 
 
 class Status(StrEnum):
@@ -30,6 +32,7 @@ class Status(StrEnum):
     CHANGED = "changed"
     UNCHANGED = "unchanged"
     KEPT = "kept"  # edited by the owner since it was imported: left as it is
+    SKIPPED = "skipped"  # a file the sync would refuse, or a source read twice: not written
 
 
 @dataclass
@@ -38,6 +41,7 @@ class Entry:
     path: str  # relative to the knowledge folder
     status: Status
     text: str  # the file's new content
+    reason: str = ""  # why it is skipped
 
     @property
     def writes(self) -> bool:
@@ -55,8 +59,8 @@ def render(doc: Imported) -> str:
         meta["public"] = False
     meta["source"] = doc.source
     header = "".join(f"{key}: {_yaml(value)}\n" for key, value in meta.items())
-    text = f"---\n{header}---\n{doc.body.strip()}\n"
-    return text.replace("\n---\n", f"\nimported: {_hash(text)}\n---\n", 1)
+    body = doc.body.strip() + "\n"
+    return f"---\n{header}imported: {_hash(f'---\n{header}---\n{body}')}\n---\n{body}"
 
 
 def _yaml(value) -> str:
@@ -68,13 +72,20 @@ def _yaml(value) -> str:
 
 
 def _hash(text: str) -> str:
-    return "sha256:" + hashlib.sha256(_IMPORTED_LINE.sub("", text, count=1).encode()).hexdigest()
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 
 def edited(text: str) -> bool:
-    """The file is no longer what the import wrote (or was never written by one)."""
-    match = re.search(r"^imported: (\S+)$", text, re.M)
-    return match is None or match.group(1) != _hash(text)
+    """The file is no longer what the import wrote (or was never written by one): the hash in its
+    front matter is not that of the file without that line."""
+    if not text.startswith("---\n"):
+        return True
+    header, sep, body = text[4:].partition("\n---\n")
+    match = _IMPORTED_LINE.search(header + "\n")
+    if not sep or match is None:
+        return True
+    without = _IMPORTED_LINE.sub("", header + "\n", count=1)
+    return match.group(1) != _hash(f"---\n{without}---\n{body}")
 
 
 def _existing(root: Path) -> dict[str, tuple[str, str, str]]:
@@ -92,19 +103,32 @@ def _existing(root: Path) -> dict[str, tuple[str, str, str]]:
     return found
 
 
-def plan(docs: list[Imported], root: Path, *, force: bool = False) -> list[Entry]:
-    """Where each document goes and whether it changes anything there."""
+def plan(docs: list[Imported], root: Path, *, force: bool = False, taken_titles: set[str] = frozenset()) -> list[Entry]:
+    """Where each document goes and whether it changes anything there. ``taken_titles``: titles
+    the knowledge base has beside the folder (taught answers' questions)."""
     existing = _existing(root)
     by_source = {source: path for path, (source, _, _) in existing.items() if source}
     taken_paths = set(existing)
-    titles = {title: path for path, (source, title, _) in existing.items() if title}
+    titles = {title: path for path, (_, title, _) in existing.items() if title} | {t: "" for t in taken_titles}
+    planned: dict[str, str] = {}
     entries: list[Entry] = []
     for doc in docs:
+        if doc.source in planned:
+            entries.append(Entry(doc=doc, path="", status=Status.SKIPPED, text="",
+                                 reason=f"read twice: the same source as {planned[doc.source]}"))
+            continue
         path = by_source.get(doc.source) or _free_path(doc.slug, taken_paths)
         taken_paths.add(path)
+        planned[doc.source] = path
+        doc.url = quote(doc.url, safe=":/?#[]@!$&()*+,;=%~")  # no quote or space in a link
         doc.title = _free_title(doc, path, titles)
         titles[doc.title] = path
         text = render(doc)
+        try:
+            parse_text(text, path)  # the sync refuses the whole folder for one bad file
+        except ContentError as exc:
+            entries.append(Entry(doc=doc, path=path, status=Status.SKIPPED, text="", reason=str(exc)))
+            continue
         old = existing.get(path, ("", "", None))[2]
         if old is None:
             status = Status.NEW
@@ -120,6 +144,8 @@ def plan(docs: list[Imported], root: Path, *, force: bool = False) -> list[Entry
 
 def _free_path(slug: str, taken: set[str]) -> str:
     slug = slug.strip("/") or "document"
+    if slug.split("/")[0] == "taught":  # the admin's taught answers' folder
+        slug = f"pages/{slug}"
     path, n = f"{slug}.md", 2
     while path in taken:
         path, n = f"{slug}-{n}.md", n + 1
@@ -161,6 +187,8 @@ def write(entries: list[Entry], root: Path) -> int:
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".import-", suffix=".tmp")
         try:
+            # readable as the owner's other files are (mkstemp makes it private)
+            os.chmod(tmp, target.stat().st_mode & 0o777 if target.exists() else 0o644)
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(entry.text)
                 handle.flush()

@@ -40,6 +40,7 @@ _SENTENCE_END = re.compile(r"[.!?:;]$")
 # Words that do not end a phrase in either language: a line ending in one goes on below.
 _CONNECTORS = frozenset("and or of the a an to for in on at with by from as & en de het een van voor met op aan "
                         "bij te om naar uit door".split())
+_CID = re.compile(r"\(cid:\d+\)")
 _BOLD = re.compile(r"bold|black|heavy|semibold|demi", re.IGNORECASE)
 
 
@@ -102,6 +103,8 @@ def read_pdf(path: Path, *, source: str | None = None) -> Imported:
         if "password" in repr(exc).lower() or "encrypt" in repr(exc).lower():
             raise SourceError("the PDF is encrypted: save or print it again without a password") from None
         raise SourceError(f"not a readable PDF ({type(exc).__name__})") from None
+    except Exception as exc:
+        raise SourceError(f"not a readable PDF ({type(exc).__name__})") from None
     if sum(len(w.text) for words in pages for w in words) < 20:
         raise SourceError("no text in it (a scan?): export it as a text PDF, or paste the text into a Markdown file")
     lines_per_page = [_lines(n, words) for n, words in enumerate(pages)]
@@ -112,19 +115,32 @@ def read_pdf(path: Path, *, source: str | None = None) -> Imported:
     body_size = _body_size(main.lines + side.lines)
     title_line = _title_line(main.lines + side.lines, body_size)
     title = title_line.text if title_line else (meta_title or humanise(path.stem))
+    if title_line:  # a running header that repeats the name on later pages
+        for stream in (main, side):
+            stream.lines = [ln for ln in stream.lines if ln is title_line or ln.text != title_line.text
+                            or heights[ln.page] * _BAND < ln.top < heights[ln.page] * (1 - _BAND)]
     parts = [_markdown(main, body_size, title_line), _markdown(side, body_size, title_line)]
     body = "\n\n".join(p for p in parts if p).strip() + "\n"
+    # the largest line names the CV's owner only when it is a name's length
+    person = title_line.text if title_line and 2 <= len(title_line.words) <= 5 else ""
     return Imported(source=source or path.name, title=title, body=body, slug=humanise(path.stem, slug=True),
-                    hints=["pdf"])
+                    hints=["pdf"], person=person)
 
 
 def _words(page) -> list[_Word]:
     return [
-        _Word(text=w["text"], x0=float(w["x0"]), x1=float(w["x1"]), top=float(w["top"]), bottom=float(w["bottom"]),
-              size=float(w.get("size") or 0), bold=bool(_BOLD.search(str(w.get("fontname") or ""))))
+        _Word(text=_glyphs(w["text"]), x0=float(w["x0"]), x1=float(w["x1"]), top=float(w["top"]),
+              bottom=float(w["bottom"]), size=float(w.get("size") or 0),
+              bold=bool(_BOLD.search(str(w.get("fontname") or ""))))
         for w in page.extract_words(extra_attrs=["size", "fontname"], use_text_flow=False)
         if w["text"].strip()
     ]
+
+
+def _glyphs(text: str) -> str:
+    """A glyph the font does not map to a character comes out as "(cid:N)": alone it is a list
+    bullet (nearly always), inside a word it is dropped."""
+    return "•" if _CID.fullmatch(text) else _CID.sub("", text)
 
 
 def _lines(page: int, words: list[_Word], *, columns: tuple[float, ...] = ()) -> list[_Line]:

@@ -26,23 +26,29 @@ class Reading:
 
 
 def read_sources(sources: list[str], *, kind: str | None = None, lang: str | None = None, max_pages: int = 50,
-                 progress: Callable[[int, int, str], None] | None = None,
-                 client: httpx.Client | None = None) -> Reading:
+                 progress: Callable[[int, int, str], None] | None = None, client: httpx.Client | None = None,
+                 public_only: bool = False) -> Reading:
+    """Every source read; one that fails, for whatever reason, is one line in ``failed`` and the
+    others go on. ``public_only``: web addresses must resolve to public addresses (the admin)."""
     reading = Reading()
     for source in sources:
         try:
-            docs, skipped = _read(source, max_pages=max_pages, progress=progress, client=client)
+            docs, skipped = _read(source, max_pages=max_pages, progress=progress, client=client,
+                                  public_only=public_only)
         except SourceError as exc:
             reading.failed.append((source, str(exc)))
+            continue
+        except Exception as exc:
+            reading.failed.append((source, f"could not be read ({type(exc).__name__}: {str(exc)[:120]})"))
             continue
         reading.skipped.extend(skipped)
         reading.docs.extend(_decided(doc, kind=kind, lang=lang) for doc in docs)
     return reading
 
 
-def _read(source: str, *, max_pages: int, progress, client) -> tuple[list[Imported], list[Skipped]]:
+def _read(source: str, *, max_pages: int, progress, client, public_only: bool) -> tuple[list[Imported], list[Skipped]]:
     if re.match(r"https?://", source, re.I):
-        return web.read_site(source, max_pages=max_pages, progress=progress, client=client)
+        return web.read_site(source, max_pages=max_pages, progress=progress, client=client, public_only=public_only)
     path = Path(source).expanduser()
     if not path.exists():
         raise SourceError("no such file or folder")
@@ -50,24 +56,29 @@ def _read(source: str, *, max_pages: int, progress, client) -> tuple[list[Import
         if not ssg.is_site_folder(path):
             raise SourceError("a folder without Markdown files (.md, .markdown, .mdx)")
         return ssg.read_folder(path)
-    head = path.read_bytes()[:8]
+    # the file as the owner named it (a second "cv.pdf" in another folder is another source)
+    name = Path(source).as_posix().removeprefix("./")
+    with path.open("rb") as handle:
+        head = handle.read(8)
     if head.startswith(b"%PDF"):
-        return [read_pdf(path, source=path.name)], []
+        return [read_pdf(path, source=name)], []
     if head.startswith(b"PK") and path.suffix.lower() == ".docx":
-        return [read_docx(path, source=path.name)], []
+        return [read_docx(path, source=name)], []
     raise SourceError("not a PDF, a DOCX file, a folder of Markdown or a web address")
 
 
 def _decided(doc: Imported, *, kind: str | None, lang: str | None) -> Imported:
     """The document with its language (forced, the page's own, else detected) and kind (forced or
-    guessed); a CV read from a file is titled as one, its owner's name kept in the text."""
+    guessed); a CV whose reader found its owner's name line is titled as one, the name kept in
+    the text."""
     doc.lang = lang or doc.lang or detect_language(f"{doc.title}\n{doc.body}")
     if kind:
         doc.kind, doc.kind_sure = kind, True
     else:
         doc.kind, doc.kind_sure = kinds.guess_kind(doc)
-    if doc.kind == "cv" and {"pdf", "docx"} & set(doc.hints) and not _CV_TITLE.search(doc.title):
-        doc.person = doc.title
+    if doc.kind != "cv" or _CV_TITLE.search(doc.person):
+        doc.person = ""
+    if doc.person and doc.title == doc.person:
         doc.body = f"{doc.title}\n\n{doc.body}"
         doc.title = f"Curriculum vitae {doc.title}"
     return doc

@@ -57,6 +57,9 @@ def read_folder(root: Path) -> tuple[list[Imported], list[Skipped]]:
         except SourceError as exc:
             skipped.append(Skipped(rel.as_posix(), str(exc)))
             continue
+        except Exception as exc:
+            skipped.append(Skipped(rel.as_posix(), f"could not be read ({type(exc).__name__}: {str(exc)[:80]})"))
+            continue
         if not doc.body.strip():
             skipped.append(Skipped(rel.as_posix(), "no text (a section's list page?)"))
             continue
@@ -80,12 +83,17 @@ def _document(path: Path, rel: Path) -> Imported:
     draft = meta.get("draft") is True or str(meta.get("draft")).lower() == "true" or "_drafts" in rel.parts \
         or meta.get("published") is False
     url = str(meta.get("permalink") or meta.get("url") or "").strip()
-    if not url or "{" in url or ":" in url.split("/")[-1]:
-        folder = "/".join(p for p in rel.parts[:-1] if p not in ("_posts", "_drafts", "posts") or True)
+    if not url or re.search(r"[{}]|(?:^|/):\w", url):  # a pattern the generator fills in: made here
+        # the address the generator gives the file: its folders (not the generator's own "_posts",
+        # nor Astro's "src/content" or "src/pages") and its slug
+        folders = [p for p in rel.parts[:-1] if not p.startswith("_")]
+        if folders[:2] in (["src", "content"], ["src", "pages"]):
+            folders = folders[2:]
         slug = str(meta.get("slug") or re.sub(r"^\d{4}-\d{2}-\d{2}-", "", stem)).strip("/")
-        url = "/" + "/".join(p for p in (folder, "" if slug in ("index", "_index") else slug) if p) + "/"
-    if not url.startswith(("/", "http://", "https://")):
-        url = "/" + url
+        url = "/" + "/".join([*folders, *([] if slug in ("index", "_index") else [slug])]) + "/"
+        url = url.replace("//", "/")
+    if not url.startswith(("/", "http://", "https://")) or url.startswith("//"):
+        url = "/" + url.lstrip("/")
     hints = [*rel.parts[:-1], *(str(meta.get(k) or "") for k in ("type", "layout", "section")),
              *_list(meta.get("categories")), *_list(meta.get("tags"))]
     updated = next((d for d in (_date(meta.get(k)) for k in ("lastmod", "last_modified_at", "updated",
@@ -112,14 +120,15 @@ def _front_matter(raw: str) -> tuple[dict, str]:
 
 
 def clean_body(body: str) -> str:
-    """The Markdown without the generator's syntax or raw HTML (text in HTML kept, fences untouched)."""
+    """The Markdown without the generator's syntax or raw HTML (text in HTML kept; code fences,
+    inline code and autolinks untouched)."""
     out, fenced = [], False
-    for part in re.split(r"(^(?:```|~~~).*$)", body, flags=re.M):
+    for part in re.split(r"(^(?:```|~~~).*$|`[^`\n]+`|<https?://[^>\s]+>)", body, flags=re.M):
         if re.match(r"^(?:```|~~~)", part):
             fenced = not fenced
             out.append(part)
             continue
-        if fenced:
+        if fenced or re.fullmatch(r"`[^`\n]+`|<https?://[^>\s]+>", part):
             out.append(part)
             continue
         text = _SHORTCODE_PAIR.sub(lambda m: m.group(2), part)

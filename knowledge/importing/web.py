@@ -25,22 +25,20 @@ import trafilatura
 from lxml import etree
 from lxml import html as lxml_html
 
+from knowledge.importing.fetch import Fetcher, decode, host_key, new_client
 from knowledge.importing.model import Imported, Skipped, SourceError
-from twinsite import __version__
 
-MAX_PAGE_BYTES = 2 * 1024 * 1024
-USER_AGENT = f"Twinsite/{__version__} (knowledge import on its owner's request)"
 ROBOTS_AGENT = "Twinsite"
-TIMEOUT = httpx.Timeout(10.0, connect=5.0)
+
 MIN_WORDS = 30
-MAX_REDIRECTS = 5
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
 # Addresses of files, not pages: never followed from a page's links.
 _FILE = re.compile(r"\.(pdf|jpe?g|png|gif|svg|webp|zip|gz|css|js|json|xml|rss|atom|ico|mp[34]|woff2?)$", re.I)
-# Legal pages and indexes of other pages, by a segment of their address or a word of their title,
-# in both languages.
-_LEGAL = re.compile(r"\b(privacy\w*|cookie\w*|terms|voorwaarden|disclaimer|legal|imprint|impressum|colofon|"
-                    r"gdpr|avg|algemene-voorwaarden)\b", re.I)
+# A legal page is one whose address's last segment, or whose title, is legal words and nothing
+# else ("privacy-policy", "Algemene voorwaarden"); "privacy-by-design" is the owner's own.
+_LEGAL_WORDS = frozenset("privacy privacybeleid privacyverklaring privacyreglement cookie cookies cookiebeleid "
+                         "cookieverklaring terms conditions voorwaarden algemene disclaimer legal imprint impressum "
+                         "colofon gdpr avg policy statement notice verklaring beleid of and use service en".split())
 _INDEX = re.compile(r"^(tags?|categor(y|ies|ie|ieen|ieën)|archives?|archief|author|auteur|labels?|page)$", re.I)
 ProgressFn = Callable[[int, int, str], None]
 
@@ -51,52 +49,26 @@ class _Page:
     html: str
 
 
-class _Fetcher:
-    """GET with the limits above; every address stays on the start host."""
-
-    def __init__(self, host: str, client: httpx.Client) -> None:
-        self.host, self.client = host, client
-
-    def get(self, url: str) -> tuple[httpx.Response, str, bytes]:
-        for _ in range(MAX_REDIRECTS + 1):
-            if urlsplit(url).netloc != self.host:
-                raise SourceError(f"{url} is on another host than {self.host}: only the named site is read")
-            try:
-                with self.client.stream("GET", url) as response:
-                    if response.is_redirect:
-                        url = urljoin(url, response.headers.get("location", ""))
-                        continue
-                    body = b""
-                    for part in response.iter_bytes():
-                        body += part
-                        if len(body) > MAX_PAGE_BYTES:
-                            raise SourceError(f"{url} is over 2 MB: not read")
-                    return response, url, body
-            except httpx.TimeoutException:
-                raise SourceError(f"{url} did not answer within {TIMEOUT.read:.0f} s") from None
-            except httpx.HTTPError as exc:
-                raise SourceError(f"{url} could not be reached ({type(exc).__name__})") from None
-        raise SourceError(f"{url} redirects more than {MAX_REDIRECTS} times")
-
-
 def read_site(address: str, *, max_pages: int = 50, progress: ProgressFn | None = None,
-              client: httpx.Client | None = None) -> tuple[list[Imported], list[Skipped]]:
+              client: httpx.Client | None = None, public_only: bool = False) -> tuple[list[Imported], list[Skipped]]:
     """The page at ``address``, or the site when it is a root or a sitemap address."""
     parts = urlsplit(address)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
+    if parts.scheme not in ("http", "https") or not parts.hostname:
         raise SourceError(f"{address} is not an http(s) address")
     own = client is None
-    client = client or httpx.Client(timeout=TIMEOUT, headers={"User-Agent": USER_AGENT}, follow_redirects=False)
+    client = client or new_client()
     try:
-        fetcher = _Fetcher(parts.netloc, client)
-        robots = _robots(fetcher, f"{parts.scheme}://{parts.netloc}")
+        fetcher = Fetcher(address, client, public_only=public_only)
+        root = f"{parts.scheme}://{parts.netloc}"
+        robots = _robots(fetcher, root)
+        fetcher.allowed = lambda url: robots.can_fetch(ROBOTS_AGENT, url)
         whole_site = parts.path in ("", "/") or parts.path.endswith("sitemap.xml")
-        lastmod: dict[str, dt.date] = {}
+        lastmod: dict[str, dt.date | None] = {}
         if not whole_site:
             queue = [address]
         else:
             sitemaps = [address] if parts.path.endswith("sitemap.xml") else \
-                (robots.site_maps() or [f"{parts.scheme}://{parts.netloc}/sitemap.xml"])
+                (robots.site_maps() or [f"{root}/sitemap.xml"])
             lastmod = _sitemap_urls(fetcher, sitemaps)
             queue = list(lastmod) or [address]
         return _crawl(fetcher, robots, queue, lastmod, max_pages=max_pages if whole_site else 1,
@@ -106,7 +78,7 @@ def read_site(address: str, *, max_pages: int = 50, progress: ProgressFn | None 
             client.close()
 
 
-def _robots(fetcher: _Fetcher, root: str) -> RobotFileParser:
+def _robots(fetcher: Fetcher, root: str) -> RobotFileParser:
     robots = RobotFileParser()
     response, _, body = fetcher.get(f"{root}/robots.txt")
     if response.status_code >= 500:
@@ -115,16 +87,20 @@ def _robots(fetcher: _Fetcher, root: str) -> RobotFileParser:
     return robots
 
 
-def _sitemap_urls(fetcher: _Fetcher, sitemaps: list[str]) -> dict[str, dt.date]:
-    """Page addresses (on the start host) with their lastmod; nested sitemap indexes followed."""
+def _sitemap_urls(fetcher: Fetcher, sitemaps: list[str]) -> dict[str, dt.date | None]:
+    """Page addresses (on the start host) with their lastmod; nested sitemap indexes followed.
+    A sitemap that cannot be read is passed over (the start page's links are followed instead)."""
     found: dict[str, dt.date] = {}
     todo, seen = deque(sitemaps[:10]), set()
     while todo and len(seen) < 20:
         url = todo.popleft()
-        if url in seen or urlsplit(url).netloc != fetcher.host:
+        if url in seen or host_key(url) != fetcher.host:
             continue
         seen.add(url)
-        response, _, body = fetcher.get(url)
+        try:
+            response, _, body = fetcher.get(url)
+        except SourceError:
+            continue
         if response.status_code != 200:
             continue
         try:
@@ -137,7 +113,7 @@ def _sitemap_urls(fetcher: _Fetcher, sitemaps: list[str]) -> dict[str, dt.date]:
             loc = loc.strip()
             if tag == "sitemap" and loc:
                 todo.append(loc)
-            elif tag == "url" and loc and urlsplit(loc).netloc == fetcher.host:
+            elif tag == "url" and loc and host_key(loc) == fetcher.host:
                 mod = next((c.text or "" for c in node
                             if isinstance(c.tag, str) and etree.QName(c).localname == "lastmod"), "")
                 found[urldefrag(loc)[0]] = _date(mod)
@@ -154,16 +130,16 @@ def _date(text: str | None) -> dt.date | None:
         return None
 
 
-def _crawl(fetcher: _Fetcher, robots: RobotFileParser, queue: list[str], lastmod: dict[str, dt.date | None], *,
+def _crawl(fetcher: Fetcher, robots: RobotFileParser, queue: list[str], lastmod: dict[str, dt.date | None], *,
            max_pages: int, follow_links: bool, progress: ProgressFn | None,
            strict: bool) -> tuple[list[Imported], list[Skipped]]:
     docs: list[Imported] = []
     skipped: list[Skipped] = []
-    todo, seen = deque(queue), set(queue)
+    todo, seen, read = deque(queue), set(queue), set()
     fetched = 0
     while todo and fetched < max_pages:
         url = todo.popleft()
-        if not robots.can_fetch(ROBOTS_AGENT, url):
+        if not fetcher.allowed(url):
             skipped.append(Skipped(url, "robots.txt disallows it"))
             if strict:
                 raise SourceError(f"{url}: robots.txt disallows it")
@@ -173,47 +149,77 @@ def _crawl(fetcher: _Fetcher, robots: RobotFileParser, queue: list[str], lastmod
             progress(fetched, min(max_pages, fetched + len(todo)), url)
         try:
             page = _page(fetcher, url)
+            if page.url != url and page.url in read:  # a redirect to a page read already
+                continue
+            read.add(page.url)
+            if follow_links:
+                for link in _links(page, fetcher.host):
+                    if link not in seen:
+                        seen.add(link)
+                        todo.append(link)
+            doc, reason = page_document(page.url, page.html)
         except SourceError as exc:
             if strict:
                 raise
             skipped.append(Skipped(url, str(exc)))
             continue
-        if follow_links:
-            for link in _links(page):
-                if link not in seen:
-                    seen.add(link)
-                    todo.append(link)
-        doc, reason = page_document(page.url, page.html)
+        except Exception as exc:
+            if strict:
+                raise SourceError(f"{url} could not be read ({type(exc).__name__})") from None
+            skipped.append(Skipped(url, f"could not be read ({type(exc).__name__})"))
+            continue
         if doc is None:
             skipped.append(Skipped(page.url, reason))
             continue
         doc.updated = lastmod.get(url) or doc.updated
         docs.append(doc)
     skipped.extend(Skipped(url, f"over --max-pages {max_pages}") for url in todo)
-    return docs, skipped
+    listings = [doc for doc in docs if _repeats_others(doc, docs)]
+    skipped.extend(Skipped(doc.source, "repeats the other pages' text (a list of posts)") for doc in listings)
+    return [doc for doc in docs if doc not in listings], skipped
 
 
-def _page(fetcher: _Fetcher, url: str) -> _Page:
+def _repeats_others(doc: Imported, docs: list[Imported]) -> bool:
+    """Most of the page's lines of text are the openings of paragraphs of at least two other
+    pages (a home page or archive that lists posts with their first lines). A page that merely
+    shares a passage with another, or copies one page whole, is kept."""
+
+    def key(text: str) -> str:
+        return " ".join(text.split()).rstrip("…. ")[:120]
+
+    openings = {id(d): [" ".join(p.split()) for p in d.body.splitlines() if p.strip()] for d in docs if d is not doc}
+    lines = [key(line) for line in doc.body.splitlines() if len(line.split()) >= 8]
+    matched, sources = 0, set()
+    for line in lines:
+        hits = {other for other, starts in openings.items() if any(s.startswith(line) for s in starts)}
+        matched += bool(hits)
+        sources |= hits
+    return len(lines) >= 2 and matched >= 0.5 * len(lines) and len(sources) >= 2
+
+
+def _page(fetcher: Fetcher, url: str) -> _Page:
     response, final, body = fetcher.get(url)
     if response.status_code != 200:
         raise SourceError(f"{url} answered {response.status_code}")
     kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
     if kind not in _HTML_TYPES:
         raise SourceError(f"{url} is not HTML ({kind or 'no content type'})")
-    return _Page(final, body.decode(response.encoding or "utf-8", "replace"))
+    return _Page(final, decode(body, response.charset_encoding))
 
 
-def _links(page: _Page) -> list[str]:
+def _links(page: _Page, host: str) -> list[str]:
     try:
         tree = lxml_html.fromstring(page.html)
     except (etree.ParserError, ValueError):
         return []
-    host = urlsplit(page.url).netloc
     links = []
     for href in tree.xpath("//a/@href"):
-        url = urldefrag(urljoin(page.url, str(href)))[0]
-        parts = urlsplit(url)
-        if parts.scheme in ("http", "https") and parts.netloc == host and not _FILE.search(parts.path):
+        try:
+            url = urldefrag(urljoin(page.url, str(href)[:2000]))[0]
+            parts = urlsplit(url)
+        except ValueError:
+            continue
+        if parts.scheme in ("http", "https") and host_key(url) == host and not _FILE.search(parts.path):
             links.append(url)
     return links
 
@@ -231,7 +237,7 @@ def page_document(url: str, html: str) -> tuple[Imported | None, str]:
     title, body = _title(text, tree, meta.title if meta else "")
     path = urlsplit(url).path
     segments = [s for s in path.lower().split("/") if s]
-    if any(_LEGAL.search(s) for s in segments) or _LEGAL.search(title or ""):
+    if _legal(segments[-1] if segments else "") or _legal(title or ""):
         return None, "a legal page (privacy, cookies, terms), not the owner's content"
     if any(_INDEX.match(s) for s in segments):
         return None, "an index of other pages (tags, categories, archive)"
@@ -247,6 +253,11 @@ def page_document(url: str, html: str) -> tuple[Imported | None, str]:
                    lang=lang if lang in ("en", "nl") else "", url=url, updated=_date(meta.date if meta else None),
                    slug=_slug(path), hints=segments)
     return doc, ""
+
+
+def _legal(text: str) -> bool:
+    words = re.findall(r"[^\W\d_]+", text.lower())
+    return bool(words) and set(words) <= _LEGAL_WORDS and bool(set(words) - {"of", "and", "use", "en", "service"})
 
 
 def _title(text: str, tree, meta_title: str | None) -> tuple[str, str]:

@@ -7,10 +7,12 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
+from django.db import DatabaseError
 
 from knowledge.content import KINDS, LANGS
 from knowledge.importing.files import Status, owner_name, plan, write, write_owner
 from knowledge.importing.sources import read_sources
+from knowledge.models import TaughtAnswer
 
 
 class Command(BaseCommand):
@@ -42,7 +44,7 @@ class Command(BaseCommand):
                                max_pages=options["max_pages"], progress=_bar if bar else None)
         if bar:
             sys.stderr.write("\n")
-        entries = plan(reading.docs, root, force=options["force"])
+        entries = plan(reading.docs, root, force=options["force"], taken_titles=_taught_titles())
         written = 0 if options["dry_run"] else write(entries, root)
         self._summary(entries, reading, root, dry_run=options["dry_run"], written=written)
         name = owner_name(reading.docs, root)
@@ -50,7 +52,7 @@ class Command(BaseCommand):
             if not options["dry_run"]:
                 write_owner(name, root)
             self.stdout.write(f"owner.yaml: {'would name' if options['dry_run'] else 'names'} the owner {name!r} "
-                              "(the CV's name; edit it there)")
+                              "(the CV's name; edit it there; a running site reads it when it starts)")
         if options["sync"] and not options["dry_run"] and entries:
             call_command("sync_knowledge", dir=root, verbosity=options["verbosity"], stdout=self.stdout)
         if reading.failed:
@@ -60,6 +62,8 @@ class Command(BaseCommand):
     def _summary(self, entries, reading, root: Path, *, dry_run: bool, written: int) -> None:
         rows = [("file", "status", "title", "kind", "lang", "words", "source")]
         for e in entries:
+            if e.status == Status.SKIPPED:
+                continue
             kind = e.doc.kind if e.doc.kind_sure else f"{e.doc.kind}?"
             rows.append((e.path, str(e.status), _cut(e.doc.title, 40), kind, e.doc.lang, str(e.doc.words),
                          _cut(e.doc.source, 50)))
@@ -68,6 +72,9 @@ class Command(BaseCommand):
             self.stdout.write("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
         for skip in reading.skipped:
             self.stdout.write(f"skipped  {skip.source}: {skip.reason}")
+        for e in entries:
+            if e.status == Status.SKIPPED:
+                self.stdout.write(f"skipped  {e.doc.source}: {e.reason}")
         for source, reason in reading.failed:
             self.stderr.write(f"failed   {source}: {reason}")
         unsure = [e.path for e in entries if not e.doc.kind_sure]
@@ -78,8 +85,17 @@ class Command(BaseCommand):
         self.stdout.write(
             f"import_knowledge ({root}): {verb} {counts[Status.NEW] + counts[Status.CHANGED] if dry_run else written} "
             f"files ({counts[Status.NEW]} new, {counts[Status.CHANGED]} changed), {counts[Status.UNCHANGED]} "
-            f"unchanged, {counts[Status.KEPT]} kept (edited by you; --force overwrites), {len(reading.skipped)} "
+            f"unchanged, {counts[Status.KEPT]} kept (edited by you; --force overwrites), "
+            f"{len(reading.skipped) + counts[Status.SKIPPED]} "
             f"skipped, {len(reading.failed)} failed")
+
+
+def _taught_titles() -> set[str]:
+    """The questions of answers taught in the admin: document titles too, which an import must not repeat."""
+    try:
+        return set(TaughtAnswer.objects.values_list("question", flat=True))
+    except DatabaseError:  # no database (an import before the first migrate): the sync checks them
+        return set()
 
 
 def _cut(text: str, width: int) -> str:

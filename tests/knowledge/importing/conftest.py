@@ -7,6 +7,7 @@ tag index and a draft that robots.txt disallows, and a few addresses that misbeh
 
 from __future__ import annotations
 
+import gzip
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -55,6 +56,10 @@ PAGES = {
                                  "<textarea></textarea><button>Send</button></form>"),
     "/tags/": page("Tags", '<ul><li><a href="/tags/rivers/">rivers</a></li><li><a href="/tags/models/">models</a>'
                            '</li><li><a href="/tags/soil/">soil</a></li></ul>'),
+    "/writing/": page("Latest writing", "<p>Na een droge zomer meet ik in de Betuwe hoe snel de bodem weer water "
+                      "opneemt…</p><p><a href='/blog/soil-moisture/'>Read more</a></p><p>For the Lingewaard water "
+                      "board I rebuilt the rainfall-runoff model of the polders between the Rhine…</p><p><a "
+                      "href='/projects/lingewaard/'>Read more</a></p>"),
     "/drafts/fees-2027/": page("Fees 2027 (draft)", f"<p>Not for publication: my day rate goes up next year. "
                                                     f"{PROSE}</p>"),
 }
@@ -96,6 +101,8 @@ class Site:
                 if self.path == "/sitemap.xml":
                     if not site.with_sitemap:
                         return self._send(404, "not found")
+                    if site.with_sitemap == "broken":
+                        return self._send(500, "oops")
                     return self._send(200, sitemap(site.base), "application/xml")
                 if self.path == "/":
                     return self._send(200, site.home)
@@ -103,10 +110,29 @@ class Site:
                     time.sleep(1.5)
                     return self._send(200, page("Slow", f"<p>{PROSE}</p>"))
                 if self.path == "/moved/":
-                    self.send_response(301)
-                    self.send_header("Location", site.other)
+                    return self._redirect(site.other)
+                if self.path == "/about":  # the same page by another address
+                    return self._redirect("/about/")
+                if self.path == "/gz/":
+                    return self._send(200, page("Compressed", f"<p>{PROSE}</p>"), gzipped=True)
+                if self.path == "/bomb/":  # 3 MB of nothing, 3 kB on the wire
+                    return self._send(200, "<p>" + " " * 3_000_000 + "</p>", gzipped=True)
+                if self.path == "/trickle/":
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/html")
                     self.end_headers()
+                    for _ in range(40):
+                        self.wfile.write(b"<p>water</p>")
+                        self.wfile.flush()
+                        time.sleep(0.05)
                     return None
+                if self.path == "/cafe/":
+                    html = page("Café in Zürich", f"<p>Ik schreef dit in een café in Zürich. {PROSE}</p>")
+                    html = html.replace('<meta charset="utf-8">', '<meta charset="windows-1252">')
+                    return self._send(200, html, "text/html", codec="cp1252")
+                if self.path == "/xhtml/":
+                    html = '<?xml version="1.0" encoding="utf-8"?>\n' + page("Plain XHTML", f"<p>{PROSE}</p>")
+                    return self._send(200, html, "application/xhtml+xml; charset=utf-8")
                 if self.path == "/data.json":
                     return self._send(200, '{"a": 1}', "application/json")
                 if self.path == "/huge/":
@@ -115,10 +141,20 @@ class Site:
                     return self._send(200, site.pages[self.path])
                 return self._send(404, "not found")
 
-            def _send(self, status: int, text: str, kind: str = "text/html; charset=utf-8") -> None:
-                body = text.encode()
+            def _redirect(self, location: str) -> None:
+                self.send_response(301)
+                self.send_header("Location", location)
+                self.end_headers()
+
+            def _send(self, status: int, text: str, kind: str = "text/html; charset=utf-8", *,
+                      gzipped: bool = False, codec: str = "utf-8") -> None:
+                body = text.encode(codec)
+                if gzipped:
+                    body = gzip.compress(body)
                 self.send_response(status)
                 self.send_header("Content-Type", kind)
+                if gzipped:
+                    self.send_header("Content-Encoding", "gzip")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)

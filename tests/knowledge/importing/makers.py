@@ -99,6 +99,9 @@ class _Pdf:
             for _, y, x, font, size, text in ops:
                 self.canvas.setFont(font, size)
                 self.canvas.drawString(x, -y, text)
+            if self.footer and page > 1:  # a running header with the name, as many CVs have
+                self.canvas.setFont("Helvetica", 8)
+                self.canvas.drawRightString(self.width - 40, self.height - 25, "Tamsin Okafor")
             if self.footer:
                 self.canvas.setFont("Helvetica", 8)
                 total = f" of {pages}" if self.pages_total else ""

@@ -82,3 +82,32 @@ def test_a_failed_write_leaves_no_half_file_and_the_other_files_intact(tmp_path,
         files.write(entries, tmp_path)
     assert (tmp_path / "about.md").read_text() == original
     assert sorted(p.name for p in tmp_path.iterdir()) == ["about.md"]  # no temporary file left behind
+
+
+def test_one_source_read_twice_is_written_once_and_a_reserved_folder_or_taught_title_is_avoided(tmp_path):
+    entries = files.plan([_doc(), _doc(body="Again.\n"),
+                          Imported(source="https://tamsin.test/taught/x/", title="Can I hire you?", body="Yes.\n",
+                                   lang="en", kind="faq", slug="taught/x")],
+                         tmp_path, taken_titles={"Can I hire you?"})
+    assert [(e.status, e.path) for e in entries] == [(Status.NEW, "about.md"), (Status.SKIPPED, ""),
+                                                    (Status.NEW, "pages/taught/x.md")]
+    assert entries[1].reason == "read twice: the same source as about.md"
+    assert entries[2].doc.title == "Can I hire you? (2)"
+
+
+def test_a_file_the_sync_would_refuse_is_not_written_and_an_odd_url_is_made_a_link(tmp_path):
+    odd = _doc("https://tamsin.test/it's me/")
+    bad = Imported(source="s", title="Dates", body="Text.\n", lang="de", kind="about", slug="dates")
+    entries = files.plan([odd, bad], tmp_path)
+    assert entries[0].status == Status.NEW and entries[0].doc.url == "https://tamsin.test/it%27s%20me/"
+    assert entries[1].status == Status.SKIPPED and "field 'lang' must be one of en, nl" in entries[1].reason
+    files.write(entries, tmp_path)
+    assert [d.path for d in read_folder(tmp_path)] == ["about.md"]
+
+
+def test_written_files_are_readable_and_a_body_line_like_the_hash_is_no_edit(tmp_path):
+    files.write(files.plan([_doc(body="imported: 2019\nI am a hydrologist.\n")], tmp_path), tmp_path)
+    path = tmp_path / "about.md"
+    assert path.stat().st_mode & 0o777 == 0o644
+    assert not files.edited(path.read_text())
+    assert files.plan([_doc(body="imported: 2019\nI am a hydrologist.\n")], tmp_path)[0].status == Status.UNCHANGED

@@ -42,6 +42,7 @@ def test_a_role_that_runs_over_the_page_break_stays_one_paragraph_and_footers_ar
     paragraphs = [p for p in role.split("\n\n") if DELTAMARK in p]
     assert len(paragraphs) == 1 and paragraphs[0].count(DELTAMARK) == 5
     assert "Page" not in doc.body and "of 2" not in doc.body
+    assert "Tamsin Okafor" not in doc.body  # the running header on page 2 (the title is the name)
     assert "- September 2016 - February 2021 (4 years 6 months)" in role
 
 
@@ -87,4 +88,16 @@ def test_not_a_pdf_at_all(tmp_path):
     path = tmp_path / "cv.pdf"
     path.write_bytes(b"%PDF-1.7\nthis is no PDF")
     with pytest.raises(SourceError, match=r"not a readable PDF|no text"):
+        pdf.read_pdf(path)
+
+
+def test_a_glyph_without_a_character_is_a_bullet_alone_and_nothing_inside_a_word():
+    assert pdf._glyphs("(cid:127)") == "•"
+    assert pdf._glyphs("Ta(cid:3)msin") == "Tamsin"
+
+
+def test_a_damaged_pdf_is_one_line_not_a_traceback(tmp_path):
+    path = cv_pdf(tmp_path / "cv.pdf")
+    path.write_bytes(path.read_bytes().replace(b"/MediaBox [", b"/MediaBox [ /Oops"))
+    with pytest.raises(SourceError, match="not a readable PDF"):
         pdf.read_pdf(path)

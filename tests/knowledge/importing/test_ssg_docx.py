@@ -83,3 +83,32 @@ def test_a_broken_docx_is_a_clear_error(tmp_path):
     (tmp_path / "cv.docx").write_bytes(b"PK\x03\x04 broken")
     with pytest.raises(SourceError, match="not a readable DOCX"):
         read_docx(tmp_path / "cv.docx")
+
+
+def test_addresses_are_those_the_generator_gives_and_a_broken_file_costs_only_itself(tmp_path):
+    _write(tmp_path, "_posts/2024-01-02-hello.md", "---\ntitle: Hello\n---\nFirst post on the new site.\n")
+    _write(tmp_path, "src/content/blog/levees.md", "---\ntitle: Levees\npermalink: /:categories/:title/\n---\n"
+           "Levees fail from below. See `List<String>` and <https://tamsin.test/levees>.\n")
+    _write(tmp_path, "broken.md", "---\ntitle: Broken\ndate: 2023-02-30\n---\nA date that never was.\n")
+    docs, skipped = ssg.read_folder(tmp_path)
+    assert {d.title: d.url for d in docs} == {"Hello": "/hello/", "Levees": "/blog/levees/"}
+    assert "`List<String>`" in docs[1].body and "<https://tamsin.test/levees>" in docs[1].body
+    assert [s.source for s in skipped] == ["broken.md"] and "could not be read" in skipped[0].reason
+
+
+def test_a_docx_nested_table_is_read_and_a_first_heading_names_no_owner(tmp_path):
+    document = docx.Document()
+    document.add_heading("Work experience", level=1)
+    table = document.add_table(rows=1, cols=2)
+    table.rows[0].cells[0].text = "2019 - 2023"
+    inner = table.rows[0].cells[1].add_table(rows=1, cols=1)
+    inner.rows[0].cells[0].text = "Senior engineer at Riverwise"
+    document.save(tmp_path / "cv.docx")
+    doc = read_docx(tmp_path / "cv.docx")
+    assert "2019 - 2023 | Senior engineer at Riverwise" in doc.body
+    assert doc.person == ""
+    document = docx.Document()
+    document.add_paragraph("Tamsin Okafor", style="Title")
+    document.add_paragraph("Hydrologist.")
+    document.save(tmp_path / "cv2.docx")
+    assert read_docx(tmp_path / "cv2.docx").person == "Tamsin Okafor"

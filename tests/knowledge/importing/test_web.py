@@ -7,10 +7,10 @@ import datetime as dt
 import httpx
 import pytest
 
-from knowledge.importing import web
+from knowledge.importing import fetch, web
 from knowledge.importing.model import SourceError
 from knowledge.importing.sources import read_sources
-from tests.knowledge.importing.conftest import page
+from tests.knowledge.importing.conftest import PROSE, page
 
 BOILERPLATE = ("quarterly letter", "cookies", "Accept all", "chamber of commerce", "Copyright", "Share:", "Bluesky",
                "Mastodon", "Sign me up")
@@ -34,6 +34,7 @@ def test_a_site_from_its_sitemap_keeps_the_owners_pages_and_reports_the_rest(sit
     assert "legal page" in reasons["/privacy/"]
     assert reasons["/contact/"] == "a contact form"
     assert "index" in reasons["/tags/"]
+    assert reasons["/writing/"] == "repeats the other pages' text (a list of posts)"
     assert "/drafts/fees-2027/" not in [p for p, _ in site.requests]  # never even fetched
     assert all(agent.startswith("Twinsite/") for _, agent in site.requests)
 
@@ -64,7 +65,7 @@ def test_a_page_without_lang_gets_the_detected_language_and_a_forced_one_wins(si
 
 
 @pytest.mark.parametrize(("path", "message"), [
-    ("/moved/", "on another host"),
+    ("/moved/", "only the named site is read"),
     ("/data.json", r"is not HTML \(application/json\)"),
     ("/huge/", "over 2 MB"),
     ("/missing/", "answered 404"),
@@ -77,7 +78,7 @@ def test_a_page_that_cannot_be_imported_says_why_in_one_line(site, path, message
 
 
 def test_a_site_that_does_not_answer_in_time_is_an_error(site):
-    client = httpx.Client(timeout=0.3, headers={"User-Agent": web.USER_AGENT})
+    client = httpx.Client(timeout=0.3, headers={"User-Agent": fetch.USER_AGENT})
     with pytest.raises(SourceError, match="did not answer"):
         web.read_site(f"{site.base}/slow/", client=client)
     client.close()
@@ -90,3 +91,42 @@ def test_a_robots_txt_that_fails_refuses_the_site(site):
     assert [source for source, _ in reading.failed] == [f"{site.base}/", "http://127.0.0.1:9/nothing/"]
     assert "robots.txt answered 503" in reading.failed[0][1]
     assert "could not be reached" in reading.failed[1][1]
+
+
+def test_a_compressed_page_is_read_and_a_compressed_bomb_is_stopped_at_the_limit(site):
+    docs, _ = web.read_site(f"{site.base}/gz/")
+    assert docs[0].title == "Compressed" and "Lingewaard" in docs[0].body
+    with pytest.raises(SourceError, match="over 2 MB"):
+        web.read_site(f"{site.base}/bomb/")
+
+
+def test_a_page_that_trickles_in_is_cut_at_the_deadline(site, monkeypatch):
+    monkeypatch.setattr(fetch, "DEADLINE", 0.5)
+    with pytest.raises(SourceError, match="took over"):
+        web.read_site(f"{site.base}/trickle/")
+
+
+def test_the_page_says_its_own_charset_and_an_xhtml_page_is_read(site):
+    cafe = web.read_site(f"{site.base}/cafe/")[0][0]
+    assert cafe.title == "Café in Zürich" and "café in Zürich" in cafe.body
+    assert web.read_site(f"{site.base}/xhtml/")[0][0].title == "Plain XHTML"
+
+
+def test_addresses_that_are_not_public_are_refused_where_they_must_be(site):
+    reading = read_sources([f"{site.base}/about/"], public_only=True)
+    assert reading.docs == [] and "private or local address (127.0.0.1)" in reading.failed[0][1]
+
+
+def test_a_broken_sitemap_falls_back_to_links_and_a_redirect_to_a_page_read_is_not_read_twice(site):
+    site.with_sitemap = "broken"
+    site.home = page("Tamsin Okafor", '<p>Welcome!</p><ul><li><a href="/about">About</a></li>'
+                                      '<li><a href="/about/">About me</a></li></ul>')
+    docs, _ = web.read_site(f"{site.base}/")
+    assert [d.title for d in docs].count("About me") == 1 and len(docs) == 3
+
+
+def test_an_owners_page_about_privacy_is_no_privacy_statement(site):
+    site.pages["/blog/privacy-by-design/"] = page("Privacy by design in water data", f"<p>{PROSE} Who may see "
+                                                  "which logger is settled before the first sensor goes in.</p>")
+    docs, _ = web.read_site(f"{site.base}/blog/privacy-by-design/")
+    assert docs[0].title == "Privacy by design in water data"
