@@ -5,6 +5,7 @@ with the offline provider, beside the same suite on the hand-written Markdown. P
 and, per original document, the imported file's title, kind, lang and url.
 
     .venv/bin/python scripts/import_roundtrip.py OWNER [--theme semantic|divs] [--keep DIR] [--no-evals]
+        [--site URL --pdf CV.pdf]
 """
 
 from __future__ import annotations
@@ -46,6 +47,9 @@ def main() -> int:
     parser.add_argument("--theme", default="semantic", choices=["semantic", "divs"])
     parser.add_argument("--keep", type=Path, help="import into this folder (default: a temporary one)")
     parser.add_argument("--no-evals", action="store_true", help="only import and compare the files")
+    parser.add_argument("--site", help="import this site instead of rendering one (with --pdf): material "
+                                       "made some other way, e.g. by a held-out renderer")
+    parser.add_argument("--pdf", type=Path, help="the CV PDF that goes with --site")
     args = parser.parse_args()
     owner = owner_get(args.owner)
     work = Path(tempfile.mkdtemp(prefix=f"roundtrip-{owner.key}-"))
@@ -53,16 +57,21 @@ def main() -> int:
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
     py = sys.executable
-    subprocess.run([py, str(ROOT / "scripts" / "render_owner.py"), str(owner.knowledge), str(work / "out"),
-                    "--base-url", base, "--name", owner.name, "--theme", args.theme], check=True)
-    server = subprocess.Popen([py, "-m", "http.server", str(port), "--bind", "127.0.0.1", "-d",
-                               str(work / "out" / "site")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        _wait(port)
-        subprocess.run([py, str(ROOT / "manage.py"), "import_knowledge", f"{base}/", str(work / "out" / "cv.pdf"),
-                        "--into", str(target)], check=True)
-    finally:
-        server.terminate()
+    if args.site:
+        subprocess.run([py, str(ROOT / "manage.py"), "import_knowledge", args.site, str(args.pdf), "--into",
+                        str(target)], check=True)
+    else:
+        subprocess.run([py, str(ROOT / "scripts" / "render_owner.py"), str(owner.knowledge), str(work / "out"),
+                        "--base-url", base, "--name", owner.name, "--theme", args.theme], check=True)
+        server = subprocess.Popen([py, "-m", "http.server", str(port), "--bind", "127.0.0.1", "-d",
+                                   str(work / "out" / "site")], stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL)
+        try:
+            _wait(port)
+            subprocess.run([py, str(ROOT / "manage.py"), "import_knowledge", f"{base}/",
+                            str(work / "out" / "cv.pdf"), "--into", str(target)], check=True)
+        finally:
+            server.terminate()
     titles = _compare(owner.knowledge, target)
     if args.no_evals:
         return 0
