@@ -38,7 +38,7 @@ from chat.services import TurnRejected, conversation_group, ip_hash, message_cre
 from chat.texts import text as say
 from guards.rules import contains_sensitive, mask_sensitive
 from knowledge.embedders import turn_query_vectors
-from knowledge.language import detect_language
+from text.language import detect_language
 from twinsite.clientip import share_key
 from twinsite.db import DATABASE_GONE, database_gone, database_sync_to_async
 

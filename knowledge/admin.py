@@ -24,13 +24,13 @@ from chat.models import UnansweredQuestion
 from knowledge.content import KINDS, LANGS, ContentError
 from knowledge.embedders import get_embedders
 from knowledge.importing.pdf import MAX_PDF_BYTES
-from knowledge.language import detect_language
 from knowledge.models import Document, KnowledgeChunk, TaughtAnswer
 from knowledge.selectors import knowledge_search, public_url, relevance
 from knowledge.services import SyncBusy, knowledge_teach, knowledge_unteach, taught_path, taught_path_sql
 from knowledge.tasks import knowledge_import_task, knowledge_sync_task
 from ops.models import Job
 from ops.services import JobBusy, job_start
+from text.language import detect_language
 from twinsite.admin_base import ReadOnlyAdmin, id_list
 
 

@@ -24,8 +24,8 @@ from django.utils import timezone
 
 from knowledge.content import sha256
 from knowledge.models import Document
-from knowledge.tokens import BOUND, approx_tokens
 from knowledge.watch import WATCH
+from text.tokens import BOUND, approx_tokens
 
 KIND_ORDER = ["about", "cv", "skills", "project", "article", "availability", "faq"]
 PROFILE_KINDS = ("about", "cv", "skills", "availability")
@@ -35,7 +35,7 @@ _lock = threading.Lock()
 
 
 def bound_tokens(text: str) -> int:
-    """A conservative token count for the bound (``knowledge.tokens.BOUND``: real tokenizers give
+    """A conservative token count for the bound (``text.tokens.BOUND``: real tokenizers give
     3-4 characters a token for English prose, fewer for Dutch, numbers and Markdown; the sample
     is ~8k either way)."""
     return approx_tokens(text, chars_per_token=BOUND)

@@ -21,12 +21,13 @@ from django.urls import reverse
 from django.utils.text import slugify
 from pgvector.django import CosineDistance, VectorField
 
-from knowledge import topics, translation
-from knowledge.counterparts import counterparts
+from knowledge import translation
 from knowledge.embedders import Embedder, get_embedders
-from knowledge.language import detect_language
 from knowledge.models import Document, KnowledgeChunk, LexemeStat
 from knowledge.watch import WATCH
+from text import topics
+from text.counterparts import counterparts
+from text.language import detect_language
 
 Mode = Literal["hybrid", "dense", "fulltext"]
 RRF_K = 60
@@ -37,7 +38,7 @@ QUESTION_WORDS = frozenset(
     "what which who whom whose where when why how does did do can could would is are was "
     "wat welk welke wie waar wanneer waarom hoe hoeveel heeft hebben kan kun kunt zou".split()
 )
-# A word of a topic the question names (knowledge.topics: "study" names education, so
+# A word of a topic the question names (text.topics: "study" names education, so
 # "degree", "university" and "opleiding" join the query) counts this much of the visitor's own.
 EXPANSION_WEIGHT = 0.5
 # The RRF weight of the heading ranking: sections whose heading names what was asked ("Education"
@@ -119,7 +120,7 @@ def _question_words(query: str) -> dict[str, str]:
     # "studeerde" or "werkt": the word without its "ge-" is searched too, as the same word.
     participles = {w[2:]: w for w in words if w.startswith("ge") and len(w) >= 7 and w.endswith(("d", "t"))}
     # A language's or country's name is the same name in the other language ("Duits" for
-    # "German", ``knowledge.counterparts``): listed, not a model's guess. Only as a name, with a
+    # "German", ``text.counterparts``): listed, not a model's guess. Only as a name, with a
     # capital or asked with speaking ("does he speak german?"): "pools" and "fries" are words of
     # their own (``_translations`` reads them).
     named = topics.listed_names(query)
@@ -129,7 +130,7 @@ def _question_words(query: str) -> dict[str, str]:
 
 def query_terms(query: str) -> dict[str, float]:
     """Full-text lexemes for a question with their weights: 1 for the visitor's own words,
-    ``EXPANSION_WEIGHT`` for the words of the topics the question names (knowledge.topics)."""
+    ``EXPANSION_WEIGHT`` for the words of the topics the question names (text.topics)."""
     return _terms(query)[0]
 
 

@@ -23,8 +23,8 @@ from collections.abc import Collection
 
 import numpy as np
 
-from knowledge import topics
 from knowledge.embedders import Embedder, get_embedders
+from text import topics
 
 CACHE_LIMIT = 5_000  # texts per cache: at most ~10 MB of 512-d vectors (a sample site has ~350 sentences)
 _lock = threading.Lock()

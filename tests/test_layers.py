@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-APPS = ("twinsite", "chat", "approvals", "knowledge", "budget", "guards", "evals", "digest", "ops")
+APPS = ("twinsite", "text", "chat", "approvals", "knowledge", "budget", "guards", "evals", "digest", "ops")
 
 # Top to bottom. Transports are named by their role; every other module belongs to the layer of
 # its longest listed prefix (``chat.agent.state`` is chat's vocabulary, below the agent).
@@ -30,7 +30,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("agent", ("chat.agent", "chat.providers")),
     ("chat", ("chat", "chat.agent.state")),  # chat's tables, texts, locks, checkpoints, channel layer
     ("domain", ("knowledge", "guards", "budget", "approvals", "ops")),
-    ("infrastructure", ("twinsite",)),
+    ("infrastructure", ("twinsite", "text")),
 )
 RANK = {name: rank for rank, (name, _) in enumerate(LAYERS)}
 

@@ -9,7 +9,7 @@ the view only. Building the view never changes the state.
 
 from __future__ import annotations
 
-from knowledge.tokens import approx_tokens
+from text.tokens import approx_tokens
 
 OVERSIZED_NOTICE = (
     "[tool result of {size} characters omitted from this view; call the tool again with a narrower "

@@ -14,7 +14,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from chat.providers.base import Usage
-from knowledge.tokens import approx_tokens
+from text.tokens import approx_tokens
 
 PRICES: dict[str, tuple[str, str, str]] = {
     "offline/offline-extractive": ("0", "0", "0"),

@@ -13,7 +13,7 @@ from knowledge.importing import kinds, ssg, web
 from knowledge.importing.model import Imported, Skipped, SourceError
 from knowledge.importing.pdf import read_pdf
 from knowledge.importing.word import read_docx
-from knowledge.language import detect_language
+from text.language import detect_language
 
 _CV_TITLE = re.compile(r"\b(cv|curriculum|vitae|resume|résumé|profile|profiel|levensloop)\b", re.I)
 

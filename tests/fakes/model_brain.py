@@ -32,8 +32,8 @@ from django.db import connections
 from chat.citations import CITATION, cite
 from chat.providers.base import ChatRequest, ChatResult
 from chat.providers.offline import OfflineProvider
-from knowledge.tokens import approx_tokens
 from tests.fakes.openai_server import Reply
+from text.tokens import approx_tokens
 
 SKIP_SIGNATURE = "skip_thought_signature_validator"  # Google's documented placeholder
 INVENTED_SOURCE = "Mira's LinkedIn profile"

@@ -27,9 +27,9 @@ from chat.providers.base import ChatRequest, ChatResult, OnToken, Provider, Prov
 from chat.providers.markup import MarkupFilter, strip_markup
 from chat.texts import text as say
 from guards import services as guard_services
-from knowledge.language import detect_language
 from knowledge.prefix import knowledge_prefix
-from knowledge.tokens import approx_tokens
+from text.language import detect_language
+from text.tokens import approx_tokens
 from twinsite.db import database_sync_to_async
 
 log = logging.getLogger(__name__)

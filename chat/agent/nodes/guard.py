@@ -15,7 +15,7 @@ from guards import rules as guard_rules
 from guards import services as guard_services
 from guards.rules import mask_sensitive
 from knowledge.embedders import embed_query_futures, get_embedders
-from knowledge.language import detect_language
+from text.language import detect_language
 from twinsite.db import database_sync_to_async
 
 REFUSAL_KINDS = frozenset({"injection", "card_number", "iban", "off_topic", "budget"})

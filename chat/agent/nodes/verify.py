@@ -13,7 +13,7 @@ from chat.agent.state import AgentState, Outcome
 from chat.citations import cited_titles, strip_citations
 from chat.texts import text as say
 from knowledge import selectors as knowledge
-from knowledge.language import detect_language
+from text.language import detect_language
 from twinsite.db import database_sync_to_async
 
 

@@ -26,9 +26,9 @@ from chat.providers.offline.extract import MAX_ECHO, Passage, Vocabulary, choose
 from chat.providers.offline.intents import IntentReader, Plan
 from chat.providers.offline.overview import asks_profile, overview_kind
 from chat.texts import text as say
-from knowledge import topics
-from knowledge.language import detect_language
-from knowledge.tokens import approx_tokens
+from text import topics
+from text.language import detect_language
+from text.tokens import approx_tokens
 
 __all__ = ["OfflineProvider"]
 

@@ -18,10 +18,10 @@ from datetime import date
 from chat.providers.offline.dense import nearest as dense_nearest
 from chat.providers.offline.dense import similarities as dense_similarities
 from chat.providers.offline.sentences import split_sentences
-from knowledge import topics
-from knowledge.counterparts import counterparts, is_language
-from knowledge.language import detect_language
 from knowledge.translation import translated
+from text import topics
+from text.counterparts import counterparts, is_language
+from text.language import detect_language
 
 _MONTHS = (
     "january february march april may june july august september october november december "
@@ -247,7 +247,7 @@ def unknown_name(question: str, vocabulary: Vocabulary, owner: str) -> str | Non
     as the setting, what the visitor quotes, a month, a day or a holiday, a title ("Ms"), the
     owner's name, a word with digits. A language or country the base writes in its other
     language ("German" for "Duits", "Engelstalig" for "English") is known
-    (``knowledge.counterparts``). A question with capitalised function words (Title Case), in
+    (``text.counterparts``). A question with capitalised function words (Title Case), in
     capitals throughout, or in German (which capitalises every noun) shows no names; a message
     without a question mark is read only when it is short and holds no digits or address, and
     question sentences longer than ``_LONGEST`` characters not at all (a pasted text)."""
@@ -353,7 +353,7 @@ class _Question:
     subjects: frozenset[str] = frozenset()  # the names it uses that name a document's subject ("Marram")
     present: bool = False  # asked of now ("Which university does she work for?"), not of her past
     # its names of languages and countries, with their forms in either language
-    # (knowledge.counterparts: "german": "german", "duits"), written with a capital or with speaking
+    # (text.counterparts: "german": "german", "duits"), written with a capital or with speaking
     listed: dict[str, frozenset[str]] = field(default_factory=dict)
     languages: frozenset[str] = frozenset()  # the languages it asks whether the owner speaks ("German")
     ambiguous: frozenset[str] = frozenset()  # its triggers that name no topic alone ("languages", "speak")
@@ -379,7 +379,7 @@ def choose(question: str, passages: list[Passage], *, lang: str, owner: str, lim
     """The quotes that answer ``question``, best first; empty when no passage does.
 
     A sentence scores 1 for each of the question's words it contains (2 for the noun of "which
-    database"), 0.75 when it speaks of the question's topic (knowledge.topics), 1.5 when it holds
+    database"), 0.75 when it speaks of the question's topic (text.topics), 1.5 when it holds
     the kind of fact asked for, 1 for each name the question uses that its passage holds (0.5 more
     when the sentence says it), up to 1 when its passage's title or heading names what was asked,
     a little for the retriever's rank and for the visitor's language; it loses 0.75 when it opens

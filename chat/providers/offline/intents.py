@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from knowledge.topics import content_words, name_words
+from text.topics import content_words, name_words
 
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 # "near" words: at most this many characters between the parts of a phrase

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from chat.providers.offline.extract import THEN, question_kind
-from knowledge import topics
+from text import topics
 
 # What visitors call each kind of document that comes in numbers (a site has one CV, one about
 # page, but many projects and articles).

@@ -4,7 +4,7 @@ import copy
 import json
 
 from chat.agent.view import OVERSIZED_NOTICE, build_view, completed_pairs
-from knowledge.tokens import approx_tokens
+from text.tokens import approx_tokens
 
 
 def call(call_id: str) -> dict:

@@ -12,7 +12,7 @@ from chat.providers.base import ChatRequest
 from chat.providers.offline import OfflineProvider
 from chat.providers.offline.extract import Vocabulary, unknown_name
 from chat.texts import text as say
-from knowledge.counterparts import counterparts
+from text.counterparts import counterparts
 
 OWNER = "Joris Verhoef"
 BODIES = {

@@ -6,16 +6,15 @@ import io
 import json
 
 import pytest
-from django.contrib.auth.models import Permission, User
 from django.core.management import call_command
 from django.core.management.base import CommandError
-from django.test import Client
 from django.urls import reverse
 
 from knowledge.models import Document
 from knowledge.tasks import knowledge_import_task
 from ops.models import Job
 from tests.knowledge.importing.makers import cv_pdf
+from tests.ops.test_jobs import staff
 
 
 def _run(*args: str) -> str:
@@ -57,26 +56,15 @@ def test_every_source_that_fails_has_its_own_line_and_the_others_are_written(tmp
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["cv.md", "owner.yaml"]
 
 
-def _staff(*perms: str) -> Client:
-    user = User.objects.create_user("owner", password="x" * 12, is_staff=True)
-    for perm in perms:
-        app, codename = perm.split(".")
-        user.user_permissions.add(Permission.objects.get(content_type__app_label=app, codename=codename))
-    client = Client()
-    client.force_login(user)
-    return client
-
-
 @pytest.mark.django_db
 def test_the_admin_previews_an_upload_then_the_worker_writes_and_syncs_it(settings, tmp_path):
     settings.TWIN_KNOWLEDGE_DIR = tmp_path / "knowledge"
     settings.TWIN_IMPORT_DIR = tmp_path / "uploads"
-    viewer = _staff("knowledge.view_document")
+    viewer = staff("viewer", "knowledge.view_document")
     assert viewer.get(reverse("admin:knowledge_import")).status_code == 403
     assert "Import</a>" not in viewer.get(reverse("admin:knowledge_document_changelist")).content.decode()
-    User.objects.all().delete()
 
-    owner = _staff("knowledge.view_document", "knowledge.add_document")
+    owner = staff("owner", "knowledge.view_document", "knowledge.add_document")
     assert "Import</a>" in owner.get(reverse("admin:knowledge_document_changelist")).content.decode()
     with cv_pdf(tmp_path / "Tamsin Okafor CV.pdf").open("rb") as upload:
         response = owner.post(reverse("admin:knowledge_import"), {"file": upload, "max_pages": 50})
@@ -101,7 +89,7 @@ def test_the_admin_previews_an_upload_then_the_worker_writes_and_syncs_it(settin
 @pytest.mark.django_db
 def test_the_import_form_wants_one_source_of_a_kind_it_reads(settings, tmp_path):
     settings.TWIN_IMPORT_DIR = tmp_path
-    owner = _staff("knowledge.view_document", "knowledge.add_document")
+    owner = staff("owner", "knowledge.view_document", "knowledge.add_document")
     empty = owner.post(reverse("admin:knowledge_import"), {"max_pages": 50}).content.decode()
     assert "Upload a file or give a web address" in empty
     (tmp_path / "cv.txt").write_text("text")

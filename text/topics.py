@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from knowledge.counterparts import is_language
+from text.counterparts import is_language
 
 # A word may appear in more than one topic; ``free_time`` is a phrase ("free time"); ``~language``
 # is found through the topic but does not name it ("programming languages" is not about languages
@@ -93,7 +93,7 @@ TOPICS: dict[str, str] = {
 }
 
 # Function words: they name nothing, in a heading or a question; they also tell the languages apart
-# (knowledge.language).
+# (text.language).
 ENGLISH_STOP_WORDS = frozenset(
     "a an the and or but of for with without to in on at by from as into about after before over under "
     "is are was were be been being has have had do does did can could would will shall should may might must "
@@ -181,7 +181,7 @@ def capitalised(text: str) -> set[str]:
 
 
 def listed_names(text: str) -> set[str]:
-    """The words of a question that are names where ``knowledge.counterparts`` lists them: written
+    """The words of a question that are names where ``text.counterparts`` lists them: written
     with a capital, or a language's name asked with speaking ("does he speak german?"); "pools"
     and "fries" are words of their own."""
     return capitalised(text) | naming_words(text)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from knowledge import topics
+from text import topics
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from knowledge.language import detect_language
+from text.language import detect_language
 
 LABELLED = Path(__file__).resolve().parent.parent / "data" / "languages.tsv"
 
