@@ -13,6 +13,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from decimal import Decimal
 
+from chat.agent.state import Outcome
 from chat.citations import cited_titles
 from evals.datasets import AnswerCase, GuardCase, TaskCase, ToolCase
 
@@ -74,7 +75,7 @@ def invented_citations(answer: str, known_titles: set[str]) -> list[str]:
 
 def _common(obs: Observation, known_titles: set[str]) -> list[str]:
     failures = []
-    if obs.outcome in ("error", "aborted") or obs.error:
+    if obs.outcome in (Outcome.ERROR, Outcome.ABORTED) or obs.error:
         failures.append(f"turn failed: {obs.error or obs.outcome}")
     invented = invented_citations(obs.answer, known_titles)
     if invented:
@@ -85,7 +86,7 @@ def _common(obs: Observation, known_titles: set[str]) -> list[str]:
 def grade_tool(case: ToolCase, obs: Observation) -> Grade:
     chosen = obs.tools[0] if obs.tools else NO_TOOL
     failures = [] if chosen in case.acceptable else [f"chose {chosen}"]
-    if obs.outcome in ("error", "aborted") or obs.error:
+    if obs.outcome in (Outcome.ERROR, Outcome.ABORTED) or obs.error:
         failures.append(f"turn failed: {obs.error or obs.outcome}")
     return Grade(passed=not failures, expected=" | ".join(case.acceptable), got=", ".join(obs.tools) or NO_TOOL,
                  failures=failures)
@@ -129,9 +130,9 @@ def grade_answer(case: AnswerCase, obs: Observation, known_titles: set[str]) -> 
     failures = _common(obs, known_titles)
     failures += [f"says {phrase!r}" for phrase in case.not_contains if contains(obs.answer, phrase)]
     if case.decline:
-        if obs.outcome != "declined":
+        if obs.outcome != Outcome.DECLINED:
             failures.append(f"{obs.outcome}, not declined")
-        expected = "declined" + (f", never {', '.join(case.not_contains)}" if case.not_contains else "")
+        expected = Outcome.DECLINED + (f", never {', '.join(case.not_contains)}" if case.not_contains else "")
     else:
         if not contains(obs.answer, case.fact):
             failures.append(f"missing {_label(case.fact)!r}")

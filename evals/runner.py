@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from approvals.selectors import approval_detail
 from chat.agent.screening import semantic_verdict
+from chat.agent.state import Outcome
 from chat.checkpoints import close_pools
 from chat.providers.base import Provider
 from chat.selectors import trace_for_message
@@ -151,7 +152,7 @@ async def run_conversation(case: ToolCase | TaskCase | AnswerCase, provider: Pro
         result = await turn_run(conversation_id=conversation.pk, text=case.turn, emit=_discard, provider=provider,
                                 lang=case.lang)
     except TurnRejected as exc:
-        return Observation(outcome="error", error=f"turn rejected: {exc.code}", cost_usd=earlier)
+        return Observation(outcome=Outcome.ERROR, error=f"turn rejected: {exc.code}", cost_usd=earlier)
     return await database_sync_to_async(observe)(result, earlier)
 
 
@@ -178,7 +179,7 @@ async def run_graph_suites(datasets: list[Dataset], provider: Provider, progress
                     obs = await run_conversation(case, provider)
                 except Exception as exc:  # a crash is this case's failure, not the end of the run
                     log.exception("eval case %s crashed", case.id)
-                    obs = Observation(outcome="error", error=f"{type(exc).__name__}: {exc}")
+                    obs = Observation(outcome=Outcome.ERROR, error=f"{type(exc).__name__}: {exc}")
                 suite.results.append(CaseResult(case=case, grade=grade(case, obs, known), observation=obs))
             progress(dataset.suite, len(dataset.cases), len(dataset.cases), "")
             suite.finished_at = timezone.now()

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.db import connection, transaction
 
+from twinsite.env import parse_rate
+
 
 @dataclass(frozen=True)
 class Limit:
@@ -25,12 +27,7 @@ class Limit:
     @classmethod
     def parse(cls, text: str) -> Limit:
         """``20/10m``, ``5/30s``, ``100/1h``, ``1000/1d``."""
-        count, _, period = text.partition("/")
-        units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-        number = period[:-1] or "1"
-        if not count.isdigit() or period[-1:] not in units or not number.isdigit():
-            raise ValueError(f"a limit looks like 20/10m, got {text!r}")
-        return cls(int(count), int(number) * units[period[-1]])
+        return cls(*parse_rate(text))
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,14 @@ Every setting Twinsite reads goes through one of these, so a bad value fails at 
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import re
+import secrets
+from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
+from urllib.parse import urlparse
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -108,6 +113,108 @@ def env_duration(name: str, default: str, *, minimum: int = 1) -> int:
     if seconds < minimum:
         raise ImproperlyConfigured(f"{name} must be at least {minimum} seconds; got {raw!r}")
     return seconds
+
+
+def parse_rate(text: str) -> tuple[int, int]:
+    """``20/10m`` (count/period: ``5/30s``, ``100/1h``, ``1000/1d``) as (count, seconds); ValueError
+    otherwise. The one reader of the format: settings and ``guards.limits.Limit``."""
+    count, _, period = text.strip().partition("/")
+    number = period[:-1] or "1"
+    if not count.isdigit() or int(count) < 1 or period[-1:] not in _DURATION_UNITS or not number.isdigit():
+        raise ValueError(f"a limit looks like 20/10m (count/period with s, m, h or d), got {text!r}")
+    return int(count), int(number) * _DURATION_UNITS[period[-1]]
+
+
+def env_rate(name: str, default: str) -> str:
+    value = env_str(name, default)
+    try:
+        parse_rate(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must look like 20/10m (count/period with s, m, h or d), "
+                                   f"got {value!r}") from None
+    return value
+
+
+def env_match(name: str, default: str, pattern: str, example: str) -> str:
+    """A value that must match ``pattern`` whole (``example`` shows the owner one)."""
+    value = env_str(name, default)
+    if not re.fullmatch(pattern, value):
+        raise ImproperlyConfigured(f"{name} must look like {example}, got {value!r}")
+    return value
+
+
+def env_items(name: str, default: str, check: Callable[[str], bool], what: str) -> list[str]:
+    """A comma-separated list whose every item passes ``check`` (``what``: what an item must be)."""
+    items = env_list(name, default)
+    for item in items:
+        if not check(item):
+            raise ImproperlyConfigured(f"{name}: {item!r} is not {what}")
+    return items
+
+
+def env_subset(name: str, default: str, choices: tuple[str, ...]) -> list[str]:
+    """A non-empty comma-separated list of distinct ``choices``."""
+    items = env_list(name, default)
+    if not items or any(i not in choices for i in items) or len(set(items)) != len(items):
+        raise ImproperlyConfigured(f"{name} must be a comma-separated list of distinct {', '.join(choices)}; "
+                                   f"got {items!r}")
+    return items
+
+
+def env_url(name: str, default: str, schemes: tuple[str, ...], example: str, *, secret: bool = False) -> str:
+    """An address with one of ``schemes`` and a host (or a unix socket path); "" when unset."""
+    value = (env_secret if secret else env_str)(name, default)
+    parts = urlparse(value)
+    if value and (parts.scheme not in schemes or not (parts.netloc or parts.scheme == "unix")):
+        raise ImproperlyConfigured(f"{name} must look like {example}, got {'(hidden)' if secret else repr(value)}")
+    return value
+
+
+def is_network(text: str) -> bool:
+    try:
+        ipaddress.ip_network(text, strict=False)
+    except ValueError:
+        return False
+    return True
+
+
+def env_token(name: str, *, minimum: int = 24) -> str:
+    """A secret token: unset, or at least ``minimum`` characters."""
+    value = env_secret(name)
+    if value and len(value) < minimum:
+        raise ImproperlyConfigured(f"{name} must be at least {minimum} characters")
+    return value
+
+
+def env_time_of_day(name: str, default: str) -> tuple[int, int] | None:
+    """(hour, minute) from ``08:00`` (24-hour); None for ``off``."""
+    value = env_str(name, default).lower()
+    if value == "off":
+        return None
+    if not (match := re.fullmatch(r"([01]?\d|2[0-3]):([0-5]\d)", value)):
+        raise ImproperlyConfigured(f"{name} must be a time like 08:00 (24-hour, TIME_ZONE) or off; got {value!r}")
+    return int(match[1]), int(match[2])
+
+
+def env_secret_key(var_dir: Path, *, debug: bool) -> str:
+    """SECRET_KEY; in DEBUG, unset, a generated key kept in ``var_dir`` (sessions survive restarts)."""
+    key = env_secret("SECRET_KEY")
+    if key:
+        return key
+    if not debug:
+        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off")
+    path = var_dir / "secret_key"
+    try:
+        if not path.exists():
+            var_dir.mkdir(parents=True, exist_ok=True)
+            path.write_text(secrets.token_urlsafe(50), encoding="utf-8")
+            path.chmod(0o600)
+        return path.read_text(encoding="utf-8").strip()
+    except OSError as exc:  # read-only or full disk, a file in the way: say which folder
+        raise ImproperlyConfigured(
+            f"TWIN_VAR_DIR {var_dir} is not usable ({exc.strerror or exc}): make it writable, free space, "
+            "point TWIN_VAR_DIR at a writable folder, or set SECRET_KEY"
+        ) from None
 
 
 def knowledge_owner_name(folder: Path) -> str:

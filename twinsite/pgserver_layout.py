@@ -1,8 +1,8 @@
 """Where the embedded Postgres keeps its data, log and password: ``var/`` and the port, from the
 environment (``TWIN_VAR_DIR``, ``TWIN_PG_PORT``, ``TWIN_VAR_MIN_FREE_MB``).
 
-Part of ``twinsite.pgserver``, which re-exports these names. Like it, this module must not
-import Django: it runs before settings can be loaded.
+Part of ``twinsite.pgserver``, which re-exports these names. Like it, this module runs before
+settings can be loaded: it reads the environment with ``twinsite.env``, which needs no settings.
 """
 
 from __future__ import annotations
@@ -10,6 +10,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
+
+from twinsite.env import env_int
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DEFAULT_PORT = 54329
@@ -36,14 +40,9 @@ class Layout:
 
 def layout() -> Layout:
     var = Path(os.environ.get("TWIN_VAR_DIR", BASE_DIR / "var")).resolve()
-    raw = os.environ.get("TWIN_PG_PORT", "").strip() or str(DEFAULT_PORT)
     try:
-        port = int(raw)
-    except ValueError:
-        raise SystemExit(f"TWIN_PG_PORT must be an integer, got {raw!r}") from None
-    if not 1024 <= port <= 65535:
-        raise SystemExit(f"TWIN_PG_PORT must be between 1024 and 65535, got {port}")
-    raw = os.environ.get("TWIN_VAR_MIN_FREE_MB", "").strip() or "100"
-    if not raw.isdigit():
-        raise SystemExit(f"TWIN_VAR_MIN_FREE_MB must be a whole number of megabytes, got {raw!r}")
-    return Layout(var=var, port=port, min_free_mb=int(raw))
+        port = env_int("TWIN_PG_PORT", DEFAULT_PORT, minimum=1024, maximum=65535)
+        min_free_mb = env_int("TWIN_VAR_MIN_FREE_MB", 100, minimum=0)
+    except ImproperlyConfigured as exc:
+        raise SystemExit(str(exc)) from None
+    return Layout(var=var, port=port, min_free_mb=min_free_mb)

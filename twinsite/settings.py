@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import re
-import secrets
 from decimal import Decimal
 from pathlib import Path
-from urllib.parse import urlparse
 
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
@@ -20,9 +17,18 @@ from twinsite.env import (
     env_duration,
     env_float,
     env_int,
+    env_items,
     env_list,
+    env_match,
+    env_rate,
     env_secret,
+    env_secret_key,
     env_str,
+    env_subset,
+    env_time_of_day,
+    env_token,
+    env_url,
+    is_network,
     knowledge_owner_name,
 )
 from twinsite.settings_database import database_from_env
@@ -37,28 +43,8 @@ VAR_DIR = Path(env_str("TWIN_VAR_DIR", str(BASE_DIR / "var"))).resolve()
 DEBUG = env_bool("DEBUG", default=False)
 
 
-def _secret_key() -> str:
-    key = env_secret("SECRET_KEY")
-    if key:
-        return key
-    if not DEBUG:
-        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off")
-    # Development: a generated key persisted under var/, so sessions survive restarts.
-    path = VAR_DIR / "secret_key"
-    try:
-        if not path.exists():
-            VAR_DIR.mkdir(parents=True, exist_ok=True)
-            path.write_text(secrets.token_urlsafe(50), encoding="utf-8")
-            path.chmod(0o600)
-        return path.read_text(encoding="utf-8").strip()
-    except OSError as exc:  # read-only or full disk, a file in the way: say which folder
-        raise ImproperlyConfigured(
-            f"TWIN_VAR_DIR {VAR_DIR} is not usable ({exc.strerror or exc}): make it writable, free space, "
-            "point TWIN_VAR_DIR at a writable folder, or set SECRET_KEY"
-        ) from None
-
-
-SECRET_KEY = _secret_key()
+# Development: a generated key persisted under var/, so sessions survive restarts.
+SECRET_KEY = env_secret_key(VAR_DIR, debug=DEBUG)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost" + (",testserver" if DEBUG else ""))
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 
@@ -164,10 +150,9 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Cross-process: the worker pushes an approval's outcome to the visitor's socket in daphne.
 # Postgres LISTEN/NOTIFY by default (no Redis to run); channels-redis when REDIS_URL is set.
-REDIS_URL = env_secret("REDIS_URL")
+REDIS_URL = env_url("REDIS_URL", "", ("redis", "rediss", "unix"), "redis://host:6379/0 (or rediss://, unix://)",
+                    secret=True)
 if REDIS_URL:
-    if urlparse(REDIS_URL).scheme not in {"redis", "rediss", "unix"}:
-        raise ImproperlyConfigured("REDIS_URL must look like redis://host:6379/0 (or rediss://, unix://)")
     # redis-py 8 reads with a 5 s socket timeout by default, as long as channels-redis' blocking
     # receive waits: a quiet socket would fail with TimeoutError (seen); 30 s keeps it a real timeout.
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels_redis.core.RedisChannelLayer",
@@ -269,16 +254,12 @@ TWIN_OWNER_NAME = env_str("TWIN_OWNER_NAME", "")
 
 # The embeddable twin (embed.js on other sites): the origins allowed to frame it, exactly as a
 # browser writes them ("https://mira.example", no path), and the launcher's label and colour.
-TWIN_EMBED_ORIGINS = env_list("TWIN_EMBED_ORIGINS")
+TWIN_EMBED_ORIGINS = env_items("TWIN_EMBED_ORIGINS", "", lambda origin: bool(
+    re.fullmatch(r"https?://[a-z0-9.\-]+(?::\d{1,5})?", origin)), "an origin like https://example.org")
 # How long an embedded chat's token opens its conversation; renewed on every visit.
 TWIN_EMBED_TOKEN_DAYS = env_int("TWIN_EMBED_TOKEN_DAYS", 7, minimum=1, maximum=365)
-for _origin in TWIN_EMBED_ORIGINS:
-    if not re.fullmatch(r"https?://[a-z0-9.\-]+(?::\d{1,5})?", _origin):
-        raise ImproperlyConfigured(f"TWIN_EMBED_ORIGINS: {_origin!r} is not an origin like https://example.org")
 TWIN_EMBED_LABEL = env_str("TWIN_EMBED_LABEL", "")  # empty: "Ask <owner>'s twin" in the page's language
-TWIN_EMBED_COLOR = env_str("TWIN_EMBED_COLOR", "#2449b8")
-if not re.fullmatch(r"#[0-9a-fA-F]{6}", TWIN_EMBED_COLOR):
-    raise ImproperlyConfigured(f"TWIN_EMBED_COLOR must be a colour like #2449b8, got {TWIN_EMBED_COLOR!r}")
+TWIN_EMBED_COLOR = env_match("TWIN_EMBED_COLOR", "#2449b8", r"#[0-9a-fA-F]{6}", "a colour like #2449b8")
 
 # Knowledge base
 TWIN_KNOWLEDGE_DIR = Path(env_str("TWIN_KNOWLEDGE_DIR", str(BASE_DIR / "knowledge" / "content"))).resolve()
@@ -286,12 +267,7 @@ TWIN_KNOWLEDGE_DIR = Path(env_str("TWIN_KNOWLEDGE_DIR", str(BASE_DIR / "knowledg
 TWIN_IMPORT_DIR = Path(env_str("TWIN_IMPORT_DIR", str(BASE_DIR / "var" / "imports"))).resolve()
 TWIN_OWNER_NAME = TWIN_OWNER_NAME or knowledge_owner_name(TWIN_KNOWLEDGE_DIR) or "the owner"
 # Embedding models, first = primary (full-text rows, relevance). Several are fused by rank.
-TWIN_EMBEDDERS = env_list("TWIN_EMBEDDERS", "e5,use")
-if not TWIN_EMBEDDERS or any(e not in ("e5", "use", "api") for e in TWIN_EMBEDDERS) \
-        or len(set(TWIN_EMBEDDERS)) != len(TWIN_EMBEDDERS):
-    raise ImproperlyConfigured(
-        f"TWIN_EMBEDDERS must be a comma-separated list of distinct e5, use, api; got {TWIN_EMBEDDERS!r}"
-    )
+TWIN_EMBEDDERS = env_subset("TWIN_EMBEDDERS", "e5,use", ("e5", "use", "api"))
 TWIN_FULLTEXT_WEIGHT = env_float("TWIN_FULLTEXT_WEIGHT", 0.5, minimum=0.0)
 TWIN_EMBED_API_URL = env_str("TWIN_EMBED_API_URL")
 TWIN_EMBED_API_MODEL = env_str("TWIN_EMBED_API_MODEL", "text-embedding-3-small")
@@ -382,66 +358,35 @@ TWIN_TRUSTED_PROXIES = env_int("TWIN_TRUSTED_PROXIES", 0, minimum=0, maximum=5) 
 # Where those proxies connect from: forwarded headers from any other peer are ignored
 # (twinsite.clientip). The loopback unless set; a proxy in another container or host needs its
 # address here (compose.yaml sets the container network's).
-TWIN_TRUSTED_PROXY_CIDRS = env_list("TWIN_TRUSTED_PROXY_CIDRS", "127.0.0.1/32,::1/128")
+TWIN_TRUSTED_PROXY_CIDRS = env_items("TWIN_TRUSTED_PROXY_CIDRS", "127.0.0.1/32,::1/128", is_network, "a network")
 TWIN_TRUSTED_PROXY_CIDRS_SET = "TWIN_TRUSTED_PROXY_CIDRS" in os.environ
-for _cidr in TWIN_TRUSTED_PROXY_CIDRS:
-    try:
-        ipaddress.ip_network(_cidr, strict=False)
-    except ValueError as _exc:
-        raise ImproperlyConfigured(f"TWIN_TRUSTED_PROXY_CIDRS: {_cidr!r} is not a network ({_exc})") from None
-
-
-def _limit(name: str, default: str) -> str:
-    value = env_str(name, default).strip()
-    if not re.fullmatch(r"[1-9]\d*/\d*[smhd]", value):
-        raise ImproperlyConfigured(f"{name} must look like 20/10m (count/period with s, m, h or d), got {value!r}")
-    return value
-
-
-TWIN_RATE_TURNS = _limit("TWIN_RATE_TURNS", "20/10m")  # chat turns per IP (WebSocket and HTTP)
-TWIN_RATE_CONVERSATIONS = _limit("TWIN_RATE_CONVERSATIONS", "10/10m")  # new conversations per IP
-TWIN_RATE_LOGIN = _limit("TWIN_RATE_LOGIN", "10/10m")  # admin login attempts per IP
-TWIN_RATE_FEEDBACK = _limit("TWIN_RATE_FEEDBACK", "60/10m")  # feedback ratings per IP
+TWIN_RATE_TURNS = env_rate("TWIN_RATE_TURNS", "20/10m")  # chat turns per IP (WebSocket and HTTP)
+TWIN_RATE_CONVERSATIONS = env_rate("TWIN_RATE_CONVERSATIONS", "10/10m")  # new conversations per IP
+TWIN_RATE_LOGIN = env_rate("TWIN_RATE_LOGIN", "10/10m")  # admin login attempts per IP
+TWIN_RATE_FEEDBACK = env_rate("TWIN_RATE_FEEDBACK", "60/10m")  # feedback ratings per IP
 TWIN_MAX_SOCKETS_PER_IP = env_int("TWIN_MAX_SOCKETS_PER_IP", 10, minimum=1)
 TWIN_MAX_FRAME_BYTES = 16_384  # a chat frame is one question of at most 2,000 characters
 
 # Approvals
 TWIN_OWNER_EMAIL = env_str("TWIN_OWNER_EMAIL", "owner@localhost")
 TWIN_APPROVAL_TTL = env_duration("TWIN_APPROVAL_TTL", "7d", minimum=60)  # pending requests then expire
-TWIN_ADMIN_TOKEN = env_secret("TWIN_ADMIN_TOKEN")  # bearer token of /api/admin/*; unset: 404
-if TWIN_ADMIN_TOKEN and len(TWIN_ADMIN_TOKEN) < 24:
-    raise ImproperlyConfigured("TWIN_ADMIN_TOKEN must be at least 24 characters")
+TWIN_ADMIN_TOKEN = env_token("TWIN_ADMIN_TOKEN")  # bearer token of /api/admin/*; unset: 404
 # /metrics (Prometheus): this read-only token or TWIN_ADMIN_TOKEN, or a logged-in staff user; else 404
-TWIN_METRICS_TOKEN = env_secret("TWIN_METRICS_TOKEN")
-if TWIN_METRICS_TOKEN and len(TWIN_METRICS_TOKEN) < 24:
-    raise ImproperlyConfigured("TWIN_METRICS_TOKEN must be at least 24 characters")
+TWIN_METRICS_TOKEN = env_token("TWIN_METRICS_TOKEN")
 # /api/docs and /api/openapi.json: public, staff (logged-in staff only, 404 for others) or off
 TWIN_API_DOCS = env_choice("TWIN_API_DOCS", "public" if DEBUG else "staff", ("off", "staff", "public"))
 TWIN_WORKER_SWEEP_SECONDS = env_int("TWIN_WORKER_SWEEP_SECONDS", 30, minimum=1)
 TWIN_RESUME_MAX_ATTEMPTS = env_int("TWIN_RESUME_MAX_ATTEMPTS", 8, minimum=1)
 
 
-def _digest_time() -> tuple[int, int] | None:
-    value = env_str("TWIN_DIGEST_TIME", "08:00").lower()
-    if value == "off":
-        return None
-    if not (match := re.fullmatch(r"([01]?\d|2[0-3]):([0-5]\d)", value)):
-        raise ImproperlyConfigured(f"TWIN_DIGEST_TIME must be a time like 08:00 (24-hour, TIME_ZONE) or off; "
-                                   f"got {value!r}")
-    return int(match[1]), int(match[2])
-
-
 # The owner's daily digest (digest/): e-mailed to TWIN_OWNER_EMAIL by the worker at TWIN_DIGEST_TIME
 # (hour, minute in TIME_ZONE; None: never), in TWIN_OWNER_LANGUAGE. Its approve/reject links point
 # at TWIN_SITE_URL and lead to a confirmation page; they work once, for TWIN_DIGEST_LINK_TTL.
-TWIN_DIGEST_TIME = _digest_time()
+TWIN_DIGEST_TIME = env_time_of_day("TWIN_DIGEST_TIME", "08:00")
 TWIN_OWNER_LANGUAGE = env_choice("TWIN_OWNER_LANGUAGE", "en", ("en", "nl"))
 # default: where `make run` serves (TWIN_HOST, TWIN_PORT), so the links work out of the box
-TWIN_SITE_URL = env_str("TWIN_SITE_URL", f"http://{env_str('TWIN_HOST', '127.0.0.1')}:{env_str('TWIN_PORT', '8000')}"
-                        ).rstrip("/")
-if urlparse(TWIN_SITE_URL).scheme not in {"http", "https"} or not urlparse(TWIN_SITE_URL).netloc:
-    raise ImproperlyConfigured(f"TWIN_SITE_URL must be the site's address like https://example.com, "
-                               f"got {TWIN_SITE_URL!r}")
+TWIN_SITE_URL = env_url("TWIN_SITE_URL", f"http://{env_str('TWIN_HOST', '127.0.0.1')}:{env_str('TWIN_PORT', '8000')}",
+                        ("http", "https"), "the site's address like https://example.com").rstrip("/")
 TWIN_DIGEST_LINK_TTL = env_duration("TWIN_DIGEST_LINK_TTL", "2d", minimum=60)
 
 # Admin bootstrap (make run)
