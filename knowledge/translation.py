@@ -3,7 +3,7 @@ visitor's word, told by the multilingual models' vectors of the words alone ("pr
 "price", "landen" for "countries"). No dictionary ships with the project and none is downloaded;
 what the models put nearest is the translation.
 
-The search uses it (``knowledge.selectors``): an English question's words also look for their
+The search uses it (``knowledge.search``): an English question's words also look for their
 Dutch translations in the full text, so a fact written only in Dutch is found by its words too,
 not by the dense rankings alone. The offline twin uses it to tell which sentence of the other
 language holds a question's word (``chat.providers.offline.dense``).

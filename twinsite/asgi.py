@@ -28,7 +28,7 @@ def _warm() -> None:
 
     from chat.agent.screening import exemplar_screen
     from knowledge.embedders import embed_query
-    from knowledge.selectors import warm_vocabulary
+    from knowledge.search import warm_vocabulary
 
     embedders = get_embedders()
     embed_query(embedders, "warm up")  # every model loaded, its batcher thread started

@@ -276,7 +276,7 @@ if "api" in TWIN_EMBEDDERS and not TWIN_EMBED_API_URL:
     raise ImproperlyConfigured("TWIN_EMBED_API_URL must be set when TWIN_EMBEDDERS includes api")
 TWIN_SEARCH_TOP_K = env_int("TWIN_SEARCH_TOP_K", 8, minimum=1, maximum=20)
 TWIN_SEARCH_CANDIDATES = env_int("TWIN_SEARCH_CANDIDATES", 30, minimum=5, maximum=200)
-# 0 = the embedder's own floor (e5: 0.83); see knowledge.selectors.is_relevant
+# 0 = the embedder's own floor (e5: 0.83); see knowledge.search.relevance.is_relevant
 TWIN_RELEVANCE_FLOOR = env_float("TWIN_RELEVANCE_FLOOR", 0.0, minimum=0.0)
 TWIN_SEARCH_RESULT_CHARS = env_int("TWIN_SEARCH_RESULT_CHARS", 6000, minimum=500)
 TWIN_EVAL_RECALL3_MIN = env_float("TWIN_EVAL_RECALL3_MIN", 0.90, minimum=0.0)

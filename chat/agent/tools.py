@@ -23,8 +23,10 @@ from pydantic import Field
 
 from approvals import services as approval_services
 from approvals.drafts import CONTACT_TOOL, ContactArgs, StrictArgs, arguments_parse
-from knowledge import selectors as knowledge
 from knowledge.embedders import embed_query_futures, get_embedders
+from knowledge.search import SearchHit, knowledge_search
+from knowledge.search.relevance import relevance
+from knowledge.selectors import availability_chunks
 from twinsite.db import database_sync_to_async
 
 Risk = Literal["low", "high"]
@@ -115,7 +117,7 @@ def strict_schema(model: type[StrictArgs]) -> dict:
             "additionalProperties": False}
 
 
-def _hit_payload(hit: knowledge.SearchHit, limit: int) -> dict:
+def _hit_payload(hit: SearchHit, limit: int) -> dict:
     return {"title": hit.document_title, "heading": hit.heading_path, "url": hit.document_url,
             "text": hit.text[:limit]}
 
@@ -127,12 +129,12 @@ async def _search(args: SearchArgs, ctx: ToolContext) -> dict:
     pending |= embed_query_futures(missing, args.query) if missing else {}
     # Embedding is CPU work on the models' own threads, so other visitors' streams keep flowing.
     vectors = {name: await asyncio.wrap_future(future) for name, future in pending.items()}
-    hits = await database_sync_to_async(knowledge.knowledge_search)(
+    hits = await database_sync_to_async(knowledge_search)(
         args.query, embedders=embedders, query_vectors=vectors
     )
     # the visitor's own words decide, as on the admin's test page and in the eval (a hosted model
     # puts the owner's name in nearly every query); the query only where there is no question
-    verdicts = knowledge.relevance(hits, embedders, ctx.question or args.query)
+    verdicts = relevance(hits, embedders, ctx.question or args.query)
     ctx.retrieved.extend(hit.as_dict() | {"relevant": ok} for hit, ok in zip(hits, verdicts, strict=True))
     relevant = [hit for hit, ok in zip(hits, verdicts, strict=True) if ok]
     budget = settings.TWIN_SEARCH_RESULT_CHARS
@@ -149,7 +151,7 @@ async def _search(args: SearchArgs, ctx: ToolContext) -> dict:
 
 
 async def _availability(args: AvailabilityArgs, ctx: ToolContext) -> dict:
-    chunks = await database_sync_to_async(knowledge.availability_chunks)(args.language)
+    chunks = await database_sync_to_async(availability_chunks)(args.language)
     ctx.retrieved.extend(chunks)
     return {"results": [{"title": c["document_title"], "heading": c["heading_path"],
                          "url": c["document_url"], "text": c["text"]} for c in chunks]}

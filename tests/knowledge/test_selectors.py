@@ -5,18 +5,9 @@ from django.db import connection, transaction
 
 from knowledge.models import Document
 from knowledge.prefix import knowledge_prefix
-from knowledge.selectors import (
-    ABOUT_OWNER_LEXICAL,
-    HEADING_WEIGHT,
-    RRF_K,
-    SearchHit,
-    about_owner,
-    availability_chunks,
-    is_relevant,
-    knowledge_search,
-    query_lexemes,
-    query_terms,
-)
+from knowledge.search import HEADING_WEIGHT, RRF_K, SearchHit, knowledge_search, query_lexemes, query_terms
+from knowledge.search.relevance import ABOUT_OWNER_LEXICAL, about_owner, is_relevant
+from knowledge.selectors import availability_chunks
 
 pytestmark = pytest.mark.django_db
 
@@ -315,7 +306,7 @@ def test_a_search_that_opens_its_transaction_reads_one_snapshot(kb):
 
 
 def test_a_rank_the_full_text_owes_to_translations_alone_ranks_but_agrees_on_nothing():
-    from knowledge.selectors import _fuse
+    from knowledge.search.rankings import fuse as _fuse
 
     a, b = (1, "a"), (2, "b")
     rankings = [(1.0, [(a, 0.9), (b, 0.8)]), (0.5, [(a, 3.0), (b, 2.0)])]

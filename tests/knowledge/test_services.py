@@ -5,7 +5,7 @@ from django.db.models import Count
 
 from knowledge.content import ContentError
 from knowledge.models import Document, KnowledgeChunk
-from knowledge.selectors import knowledge_search
+from knowledge.search import knowledge_search
 from knowledge.services import knowledge_sync
 from tests.conftest import HashEmbedder
 

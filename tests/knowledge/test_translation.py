@@ -9,8 +9,9 @@ import threading
 
 import pytest
 
-from knowledge import selectors, translation
-from knowledge.selectors import knowledge_search, warm_vocabulary
+from knowledge import translation
+from knowledge.search import knowledge_search, query, warm_vocabulary
+from knowledge.search.relevance import relevance
 from knowledge.services import knowledge_sync
 
 pytestmark = pytest.mark.django_db
@@ -74,8 +75,8 @@ def test_the_search_finds_a_fact_in_the_other_language_by_its_translated_word(tm
     # dense rankings walk an HNSW index, whose walk earlier tests' deleted rows can change)
     hit = dataclasses.replace(expo(knowledge_search(question)), agreement=0)
     assert hit.fulltext_translated and hit.second_score is not None
-    assert selectors.relevance([hit], embedders, question) == [True]
-    assert selectors.relevance([hit], embedders[:1], question) == [False]
+    assert relevance([hit], embedders, question) == [True]
+    assert relevance([hit], embedders[:1], question) == [False]
     monkeypatch.setattr(translation, "translations", lambda *args, **kwargs: [])
     assert expo(knowledge_search(question)).fulltext_rank is None  # no word of the question is in it
 
@@ -93,8 +94,8 @@ def test_a_question_is_searched_with_its_words_in_the_other_language(monkeypatch
     assert "leidt" in translation.translations(["leiden"], known)  # what the model makes of the name
     # the words only Dutch pages use, for an English question: a visitor's word by the knowledge
     # base's word for it; a name is not translated
-    monkeypatch.setattr(selectors, "_read_vocabulary", lambda: (known, {"en": frozenset(known)}))
-    found = set(selectors._translations("How many visitors came to Leiden?"))
+    monkeypatch.setattr(query, "_read_vocabulary", lambda: (known, {"en": frozenset(known)}))
+    found = set(query.translations("How many visitors came to Leiden?"))
     assert "bezoekers" in found and "leidt" not in found
 
 
@@ -106,10 +107,10 @@ def test_a_question_is_searched_with_its_words_in_the_other_language(monkeypatch
 def test_a_language_or_country_is_searched_by_its_listed_name_as_the_visitors_own_word(question, word, listed):
     # listed, not a model's guess: it counts as the visitor's word (the relevance floor trusts it),
     # and it is no translation to look up
-    assert selectors._question_words(question)[listed] == word
-    assert listed not in selectors._translations(question)  # not twice, and not at a translation's weight
-    terms, groups, only_translated = selectors._terms(question)
-    (alone,) = selectors._terms(listed)[1]  # the listed word's own lexemes ("duit")
+    assert query._question_words(question)[listed] == word
+    assert listed not in query.translations(question)  # not twice, and not at a translation's weight
+    terms, groups, only_translated = query.weighted_terms(question)
+    (alone,) = query.weighted_terms(listed)[1]  # the listed word's own lexemes ("duit")
     assert any(set(alone) <= set(lexemes) for lexemes in groups) and not only_translated
     assert all(terms[lexeme] == 1.0 for lexeme in alone)  # weighted as the visitor's words
 
@@ -121,10 +122,10 @@ def test_a_language_or_country_is_searched_by_its_listed_name_as_the_visitors_ow
 def test_a_listed_name_written_without_a_capital_is_searched_as_a_translation(question, listed):
     # "fries" and "pools" are words of their own: their counterpart joins the search at a
     # translation's weight, and lowers the relevance floor only where the second model confirms it
-    assert listed not in selectors._question_words(question)
-    assert listed in selectors._translations(question)
-    terms, _, only_translated = selectors._terms(question, selectors._translations(question))
-    (alone,) = selectors._terms(listed)[1]
+    assert listed not in query._question_words(question)
+    assert listed in query.translations(question)
+    terms, _, only_translated = query.weighted_terms(question, query.translations(question))
+    (alone,) = query.weighted_terms(listed)[1]
     assert set(alone) <= only_translated and all(terms[lexeme] < 1.0 for lexeme in alone)
 
 
@@ -160,8 +161,8 @@ def test_a_failing_model_costs_the_search_its_translations_not_its_answer(monkey
     def broken(*args, **kwargs):
         raise RuntimeError("model gone")
 
-    monkeypatch.setattr(selectors, "_read_vocabulary", lambda: (["bezoekers"], {"en": frozenset({"bezoekers"})}))
+    monkeypatch.setattr(query, "_read_vocabulary", lambda: (["bezoekers"], {"en": frozenset({"bezoekers"})}))
     monkeypatch.setattr(translation, "translations", broken)
-    assert selectors._translations("Does he speak German to his visitors?") == []
+    assert query.translations("Does he speak German to his visitors?") == []
     assert "not translated" in caplog.text
-    assert "duits" in selectors._question_words("Does he speak German to his visitors?")  # listed, still searched
+    assert "duits" in query._question_words("Does he speak German to his visitors?")  # listed, still searched

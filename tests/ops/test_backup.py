@@ -51,7 +51,7 @@ def test_a_backup_restores_exactly_what_was_dumped(kb, tmp_path, capsys):
     assert not Job.objects.exists()
     # the restored tables work: an embedding search over the restored vectors
     from knowledge.embedders import get_embedders
-    from knowledge.selectors import knowledge_search
+    from knowledge.search import knowledge_search
 
     assert knowledge_search("What has she built?", top_k=3, embedders=get_embedders())
     # the project's own function and trigger came back too (knowledge.watch hears changes by them)

@@ -15,7 +15,7 @@ from chat.models import Conversation
 from chat.providers import get_provider
 from chat.services import TurnRejected, conversation_create
 from chat.turns import turn_run
-from knowledge.selectors import warm_vocabulary
+from knowledge.search import warm_vocabulary
 
 logger = logging.getLogger(__name__)
 

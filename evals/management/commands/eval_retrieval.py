@@ -9,7 +9,7 @@ from django.utils import timezone
 from evals.owners import OwnerError, owner_active, owner_get, owner_run
 from evals.retrieval import eval_run_record, evaluate, load_questions, relevance_gate
 from knowledge.embedders import get_embedders
-from knowledge.selectors import warm_vocabulary
+from knowledge.search import warm_vocabulary
 
 
 class Command(BaseCommand):

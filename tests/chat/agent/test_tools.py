@@ -77,11 +77,12 @@ async def test_a_question_about_the_owner_lowers_the_relevance_floor(kb, setting
     from asgiref.sync import sync_to_async
 
     from chat.agent.tools import SearchArgs, ToolContext
-    from knowledge import selectors
-    from knowledge.selectors import ABOUT_OWNER_LEXICAL, knowledge_search
+    from knowledge.search import knowledge_search
+    from knowledge.search import relevance as gate
+    from knowledge.search.relevance import ABOUT_OWNER_LEXICAL
 
     for constant in ("SAME_LANGUAGE_LEXICAL", "CROSS_LANGUAGE_LEXICAL", "ALL_WORDS_LEXICAL"):
-        monkeypatch.setattr(selectors, constant, 0.0)
+        monkeypatch.setattr(gate, constant, 0.0)
     query = "Which dog breeds are shown at the festival?"
     best = max(hit.dense_score for hit in await sync_to_async(knowledge_search)(query))
     # just within the owner's relaxation, beyond the agreement one (0.015 below the floor)
