@@ -22,9 +22,11 @@ from chat.agent.tools import ToolStatus
 from chat.citations import cite
 from chat.providers.base import ChatRequest, ChatResult, OnToken, ToolCall, Usage
 from chat.providers.offline import library
-from chat.providers.offline.extract import MAX_ECHO, Passage, Vocabulary, choose, unknown_name
+from chat.providers.offline.extract import choose
 from chat.providers.offline.intents import IntentReader, Plan
+from chat.providers.offline.names import MAX_ECHO, Vocabulary, unknown_name
 from chat.providers.offline.overview import asks_profile, overview_kind
+from chat.providers.offline.passage import Passage
 from chat.texts import text as say
 from text import topics
 from text.language import detect_language
@@ -176,7 +178,7 @@ class OfflineProvider:
     def _unknown_name(self, question: str, looked_up: list[tuple[str, dict]],
                       docs: list[library.Document]) -> str | None:
         """A name a searched question asks about that the knowledge base never writes
-        (``extract.unknown_name``). Not for the availability check: "Is she free to work for
+        (``names.unknown_name``). Not for the availability check: "Is she free to work for
         Acme in May?" names the visitor's company, and the agenda answers it all the same."""
         if not question or not any(name == "search_knowledge" for name, _ in looked_up):
             return None

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from chat.providers.offline.extract import META
+from chat.providers.offline.lexicon import META
 from chat.providers.offline.sentences import split_sentences
 from knowledge.prefix import holds_everything, prefix_blocks
 

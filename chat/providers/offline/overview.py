@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 
-from chat.providers.offline.extract import THEN, question_kind
+from chat.providers.offline.lexicon import THEN
+from chat.providers.offline.question import question_kind
 from text import topics
 
 # What visitors call each kind of document that comes in numbers (a site has one CV, one about

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from chat.providers.offline import dense
-from chat.providers.offline.extract import Passage, choose
+from chat.providers.offline.extract import choose
+from chat.providers.offline.passage import Passage
 from knowledge import translation
 
 pytestmark = pytest.mark.django_db
@@ -50,9 +51,10 @@ def test_an_english_question_finds_its_fact_in_a_dutch_sentence(monkeypatch):
     # what the Dutch page does not say is still declined
     assert choose("How old is his dog?", passages, lang="en", owner="Bas Mulder") == []
     # and it is the translation that found it: by its words alone the question matches nothing
-    from chat.providers.offline import extract
+    from chat.providers.offline import evidence, extract
 
     monkeypatch.setattr(extract, "translated", lambda asked, found: set())
+    monkeypatch.setattr(evidence, "translated", lambda asked, found: set())
     monkeypatch.setattr(extract, "dense_nearest", lambda scores: None)
     assert choose(question, passages, lang="en", owner="Bas Mulder") == []
 
@@ -82,14 +84,14 @@ def test_a_name_with_the_topic_asked_about_is_an_answer():
 
 
 def test_of_sentences_that_score_the_same_the_one_nearest_in_meaning_is_quoted(monkeypatch):
-    from chat.providers.offline import extract
+    from chat.providers.offline import picking
 
-    same = [extract._Scored(2.0, True, 0, i, s, frozenset(), True, meaning)
+    same = [picking._Scored(2.0, True, 0, i, s, frozenset(), True, meaning)
             for i, (s, meaning) in enumerate([("First.", 0.80), ("Second.", 0.86)])]
-    assert sorted(same, key=extract._best_first)[0].sentence == "Second."
+    assert sorted(same, key=picking._best_first)[0].sentence == "Second."
     # a higher score still wins over meaning
-    better = extract._Scored(2.5, True, 0, 2, "Third.", frozenset(), True, 0.10)
-    assert sorted([*same, better], key=extract._best_first)[0].sentence == "Third."
+    better = picking._Scored(2.5, True, 0, 2, "Third.", frozenset(), True, 0.10)
+    assert sorted([*same, better], key=picking._best_first)[0].sentence == "Third."
 
 
 def test_how_many_is_answered_by_the_number_that_counts_the_thing_asked_about():
@@ -113,7 +115,7 @@ def test_how_many_is_answered_by_the_number_that_counts_the_thing_asked_about():
     ("", "Last year 64 participants took part.", False, False),
 ])
 def test_a_number_counts_the_noun_that_follows_it(counted, sentence, translate, counts):
-    from chat.providers.offline.extract import _counts
+    from chat.providers.offline.evidence import _counts
 
     assert _counts(counted, sentence, translate=translate) is counts
 
@@ -164,13 +166,13 @@ def test_what_a_question_pins_down_is_read_in_its_usual_spellings(question, text
     ("Wat vraagt de klant meestal?", None), ("How far along is the project?", None),
 ])
 def test_what_a_question_measures(question, measure):
-    from chat.providers.offline.extract import question_measure
+    from chat.providers.offline.question import question_measure
 
     assert question_measure(question) == measure
 
 
 def test_a_year_is_read_where_the_question_asks_about_one_and_ranges_name_their_years():
-    from chat.providers.offline.extract import _ASKED_YEAR, _years
+    from chat.providers.offline.evidence import _ASKED_YEAR, _years
 
     assert _ASKED_YEAR.findall("What will her rate be in 2028?") == ["2028"]
     assert _ASKED_YEAR.findall("Does a keynote cost less than 2000 euro?") == []

@@ -7,7 +7,11 @@ from dataclasses import replace
 
 import pytest
 
-from chat.providers.offline.extract import Passage, _past_only, choose, question_kind, split_sentences
+from chat.providers.offline.evidence import _past_only
+from chat.providers.offline.extract import choose
+from chat.providers.offline.passage import Passage
+from chat.providers.offline.question import question_kind
+from chat.providers.offline.sentences import split_sentences
 
 OWNER = "Sam Visser"
 CV = [

@@ -10,7 +10,7 @@ import pytest
 
 from chat.providers.base import ChatRequest
 from chat.providers.offline import OfflineProvider
-from chat.providers.offline.extract import Vocabulary, unknown_name
+from chat.providers.offline.names import Vocabulary, unknown_name
 from chat.texts import text as say
 from text.counterparts import counterparts
 
