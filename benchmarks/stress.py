@@ -32,7 +32,8 @@ import httpx
 import psycopg
 import websockets
 
-from benchmarks.load import ROOT, FakeModel, NotStarted, Server, chat_socket
+from benchmarks.harness import ROOT, FakeModel, Server
+from benchmarks.load import NotStarted, chat_socket
 from benchmarks.load_report import pct
 from twinsite.scratch import drop, scratch_url
 

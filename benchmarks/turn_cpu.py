@@ -18,7 +18,7 @@ def main() -> None:
     parser.add_argument("--provider", choices=["fake", "offline"], default="fake")
     parser.add_argument("--visitors", type=int, default=30)
     args = parser.parse_args()
-    from benchmarks.load import FakeModel
+    from benchmarks.harness import FakeModel
 
     model = FakeModel(300, 10)
     os.environ.update({

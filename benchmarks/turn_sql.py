@@ -67,15 +67,105 @@ def transactions(statements: list[tuple[str, str]]) -> int:
     return count
 
 
-def main() -> None:
+QUESTIONS = ["What has she built?", "Where has she worked?", "Which stack does she use?",
+             "Wat is haar dagtarief?", "Is she available in March?", "What did she write about?"]
+
+
+def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser()
     parser.add_argument("--provider", choices=["fake", "offline"], default="fake")
     parser.add_argument("--turns", type=int, default=6)
     parser.add_argument("--log", default="var/postgres.log")
     parser.add_argument("--top", type=int, default=12)
     parser.add_argument("--sequence", action="store_true", help="also list the last turn's statements in order")
-    args = parser.parse_args()
-    from benchmarks.load import FakeModel
+    return parser.parse_args()
+
+
+def _committed() -> int:
+    """Postgres' own count of this database's committed transactions (statistics flushed first;
+    the probe's own transactions are not counted by the caller's difference)."""
+    import psycopg
+
+    from twinsite.db import conninfo
+
+    with psycopg.connect(conninfo(), autocommit=True) as probe:
+        probe.execute("SELECT pg_stat_force_next_flush()")
+        time.sleep(1.1)  # the statistics of other sessions reach shared memory within a second
+        probe.execute("SELECT pg_stat_clear_snapshot()")
+        return probe.execute("SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"
+                             ).fetchone()[0]
+
+
+async def _turns(args: argparse.Namespace, log: Path, marks: dict[str, int]) -> None:
+    """A warm-up turn, then ``args.turns`` turns, with the log's size (and the commit count) at each mark."""
+    from chat.checkpoints import close_pools
+    from chat.services import conversation_create
+    from chat.turns import turn_run
+    from twinsite.db import database_sync_to_async
+
+    async def emit(event: dict) -> None:
+        pass
+
+    conversation = await database_sync_to_async(conversation_create)()
+    await turn_run(conversation_id=conversation.pk, text="What kind of work does she do?", emit=emit,
+                   visitor_ip="10.9.9.9")  # warm: models, pools, the knowledge prefix
+    await close_pools()  # new connections read the database's log_statement
+    marks["start"] = os.path.getsize(log)  # noqa: ASYNC240 (a stat, once, in a benchmark)
+    await turn_run(conversation_id=conversation.pk, text=QUESTIONS[0], emit=emit, visitor_ip="10.9.9.9")
+    marks["first"] = os.path.getsize(log)  # noqa: ASYNC240 -- the first turn after the reset pays for new connections
+    marks["commits_first"] = await asyncio.to_thread(_committed)
+    for turn in range(1, args.turns):
+        marks["last"] = os.path.getsize(log)  # noqa: ASYNC240
+        await turn_run(conversation_id=conversation.pk, text=QUESTIONS[turn % len(QUESTIONS)], emit=emit,
+                       visitor_ip="10.9.9.9")
+    await asyncio.sleep(0.5)  # the server's last lines
+    marks["end"] = os.path.getsize(log)  # noqa: ASYNC240 -- before the RESET is logged
+
+
+def _measure(args: argparse.Namespace, log: Path) -> dict[str, int]:
+    """The turns with every statement of this database logged (``log_statement = all``, reset after)."""
+    import psycopg
+    from django.db import connection
+
+    from twinsite.db import conninfo
+
+    database = connection.settings_dict["NAME"]
+    with psycopg.connect(conninfo(), autocommit=True) as admin:
+        admin.execute(f'ALTER DATABASE "{database}" SET log_statement = \'all\'')
+    connection.close()
+    marks: dict[str, int] = {}
+    try:
+        asyncio.run(_turns(args, log, marks))
+        marks["commits"] = _committed()
+    finally:
+        with psycopg.connect(conninfo(), autocommit=True) as admin:
+            admin.execute(f'ALTER DATABASE "{database}" RESET log_statement')
+    return marks
+
+
+def _report(args: argparse.Namespace, log: Path, marks: dict[str, int]) -> None:
+    steady = read(log, marks["first"], marks["end"])
+    turns = args.turns - 1
+    checks = sum(not sql for _, sql in steady)
+    print(f"{args.provider}: {turns} turns after the first: {transactions(steady) / turns:.1f} transactions, "
+          f"{(len(steady) - checks) / turns:.1f} statements and {checks / turns:.1f} pool health checks per turn "
+          f"(first turn: {transactions(read(log, marks['start'], marks['first']))} transactions, new connections)")
+    # each probe adds its own transactions (two statements, autocommit) besides the turns'
+    print(f"Postgres' own count (pg_stat_database.xact_commit, pipelined statements as one): "
+          f"{(marks['commits'] - marks['commits_first'] - 3) / turns:.1f} committed transactions per turn")
+    counts = collections.Counter(shape(sql) for _, sql in steady if sql)
+    print("| statements a turn | statement |\n|---|---|")
+    for sql, count in counts.most_common(args.top):
+        print(f"| {count / turns:.1f} | `{sql}` |")
+    if args.sequence and "last" in marks:
+        print("\nThe last turn's statements in order (session, statement; a blank one is a health check):")
+        for pid, sql in read(log, marks["last"], marks["end"]):
+            print(f"{pid} {shape(sql) or '(health check)'}")
+
+
+def main() -> None:
+    args = _arguments()
+    from benchmarks.harness import FakeModel
 
     model = FakeModel(300, 10)
     os.environ.update({
@@ -87,79 +177,11 @@ def main() -> None:
     import django
 
     django.setup()
-    import psycopg
-    from django.db import connection
-
-    from chat.checkpoints import close_pools
-    from chat.services import conversation_create
-    from chat.turns import turn_run
-    from twinsite.db import conninfo, database_sync_to_async
-
-    database = connection.settings_dict["NAME"]
-    log = Path(args.log)
-    questions = ["What has she built?", "Where has she worked?", "Which stack does she use?",
-                 "Wat is haar dagtarief?", "Is she available in March?", "What did she write about?"]
-
-    async def emit(event: dict) -> None:
-        pass
-
-    last: list[int] = []
-    commits_at: dict[str, int] = {}
-
-    def committed() -> int:
-        """Postgres' own count of this database's committed transactions (statistics flushed first;
-        the probe's own transactions are not counted by the caller's difference)."""
-        with psycopg.connect(conninfo(), autocommit=True) as probe:
-            probe.execute("SELECT pg_stat_force_next_flush()")
-            time.sleep(1.1)  # the statistics of other sessions reach shared memory within a second
-            probe.execute("SELECT pg_stat_clear_snapshot()")
-            return probe.execute("SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"
-                                 ).fetchone()[0]
-
-    async def run() -> tuple[int, int, int]:
-        conversation = await database_sync_to_async(conversation_create)()
-        await turn_run(conversation_id=conversation.pk, text="What kind of work does she do?", emit=emit,
-                       visitor_ip="10.9.9.9")  # warm: models, pools, the knowledge prefix
-        await close_pools()  # new connections read the database's log_statement
-        start = os.path.getsize(log)  # noqa: ASYNC240 (a stat, once, in a benchmark)
-        await turn_run(conversation_id=conversation.pk, text=questions[0], emit=emit, visitor_ip="10.9.9.9")
-        first = os.path.getsize(log)  # noqa: ASYNC240 -- the first turn after the reset pays for new connections
-        commits_at["first"] = await asyncio.to_thread(committed)
-        for turn in range(1, args.turns):
-            last[:] = [os.path.getsize(log)]  # noqa: ASYNC240
-            await turn_run(conversation_id=conversation.pk, text=questions[turn % len(questions)], emit=emit,
-                           visitor_ip="10.9.9.9")
-        await asyncio.sleep(0.5)  # the server's last lines
-        return start, first, os.path.getsize(log)  # noqa: ASYNC240 -- before the RESET is logged
-
-    with psycopg.connect(conninfo(), autocommit=True) as admin:
-        admin.execute(f'ALTER DATABASE "{database}" SET log_statement = \'all\'')
-    connection.close()
     try:
-        start, first, end = asyncio.run(run())
-        commits = committed()
+        marks = _measure(args, Path(args.log))
     finally:
-        with psycopg.connect(conninfo(), autocommit=True) as admin:
-            admin.execute(f'ALTER DATABASE "{database}" RESET log_statement')
         model.close()
-    steady = read(log, first, end)
-    counted_from = commits_at.get("first")
-    turns = args.turns - 1
-    checks = sum(not sql for _, sql in steady)
-    print(f"{args.provider}: {turns} turns after the first: {transactions(steady) / turns:.1f} transactions, "
-          f"{(len(steady) - checks) / turns:.1f} statements and {checks / turns:.1f} pool health checks per turn "
-          f"(first turn: {transactions(read(log, start, first))} transactions, new connections)")
-    # each probe adds its own transactions (two statements, autocommit) besides the turns'
-    print(f"Postgres' own count (pg_stat_database.xact_commit, pipelined statements as one): "
-          f"{(commits - counted_from - 3) / turns:.1f} committed transactions per turn")
-    counts = collections.Counter(shape(sql) for _, sql in steady if sql)
-    print("| statements a turn | statement |\n|---|---|")
-    for sql, count in counts.most_common(args.top):
-        print(f"| {count / turns:.1f} | `{sql}` |")
-    if args.sequence and last:
-        print("\nThe last turn's statements in order (session, statement; a blank one is a health check):")
-        for pid, sql in read(log, last[0], end):
-            print(f"{pid} {shape(sql) or '(health check)'}")
+    _report(args, Path(args.log), marks)
 
 
 if __name__ == "__main__":

@@ -25,71 +25,9 @@ MD = MarkdownIt("commonmark").enable("table")
 RESERVED = ("/", "/privacy/", "/contact/", "/tags/", "/drafts/", "/cv.pdf")
 MONTHS = {"en": "January February March April May June July August September October November December".split(),
           "nl": "januari februari maart april mei juni juli augustus september oktober november december".split()}
-T: dict[str, dict] = {
-    "en": dict(
-        cookie="We use cookies to make this website work, to remember your preferences and to measure how visitors "
-               "use it, so that we can improve the content. Some cookies are set by third parties such as our "
-               "analytics provider. You can change your choice at any time via the link in the footer.",
-        accept="Accept all", decline="Decline", prefs="Preferences",
-        news="Subscribe to my newsletter", news_text="Get new posts and occasional updates in your inbox, about once "
-        "a month. No spam, and you can unsubscribe with one click at any time.", email="Your e-mail address",
-        subscribe="Subscribe", share="Share this post", copy="Copy link", related="You may also like",
-        recent="Recent posts", published="Published on", by="by", rights="All rights reserved.", kvk="Chamber of "
-        "Commerce (KvK)", follow="Follow me", sitemap="Sitemap", home="Home", contact="Contact", cv="Download CV",
-        privacy="Privacy statement", tags="Tags", project="Projects", article="Blog", tagged="Tagged",
-        welcome="Welcome to my website! Here you will find my work, my writing and how to get in touch.",
-        sections="On this site", drafts="Drafts", posts="Posts tagged", alltags="All tags",
-        contact_intro="Have a question, an idea for a collaboration or just want to say hello? Fill in the form below "
-                      "and I will get back to you within a few working days.",
-        name="Name", message="Message", send="Send message", consent="I agree that my details are stored to "
-        "answer my question, as described in the privacy statement.",
-        privacy_text=["This privacy statement explains which personal data this website collects, why, and how long "
-                      "it is kept. The website owner is the controller within the meaning of the General Data "
-                      "Protection Regulation (GDPR).",
-                      "When you use the contact form or subscribe to the newsletter we store your name and e-mail "
-                      "address. We use these only to answer your message or to send the newsletter, and we never "
-                      "sell them to third parties. Newsletter data is kept until you unsubscribe; contact messages "
-                      "are deleted after twelve months.",
-                      "This website uses functional cookies and, only with your consent, analytics cookies that are "
-                      "anonymised. Server logs with IP addresses are kept for at most thirty days for security.",
-                      "You have the right to access, correct or delete your data and to object to processing. Send "
-                      "a request via the contact page. You may also lodge a complaint with the Dutch Data "
-                      "Protection Authority (Autoriteit Persoonsgegevens).",
-                      "This statement was last revised in May 2024 and may be updated when the website changes."]),
-    "nl": dict(
-        cookie="Wij gebruiken cookies om deze website goed te laten werken, je voorkeuren te onthouden en te meten "
-               "hoe bezoekers de site gebruiken, zodat we de inhoud kunnen verbeteren. Sommige cookies worden "
-               "geplaatst door derden, zoals onze analysedienst. Je kunt je keuze altijd wijzigen via de footer.",
-        accept="Alles accepteren", decline="Weigeren", prefs="Voorkeuren",
-        news="Schrijf je in voor mijn nieuwsbrief", news_text="Ontvang nieuwe artikelen en af en toe een update in je "
-        "inbox, ongeveer eens per maand. Geen spam, en uitschrijven kan altijd met één klik.",
-        email="Je e-mailadres", subscribe="Inschrijven", share="Deel dit bericht", copy="Link kopiëren",
-        related="Dit vind je misschien ook interessant", recent="Recente berichten", published="Gepubliceerd op",
-        by="door", rights="Alle rechten voorbehouden.", kvk="KvK-nummer", follow="Volg mij", sitemap="Sitemap",
-        home="Home", contact="Contact", cv="Download cv", privacy="Privacyverklaring", tags="Tags",
-        project="Projecten", article="Blog", tagged="Tags", sections="Op deze site", drafts="Concepten",
-        welcome="Welkom op mijn website! Hier vind je mijn werk, mijn artikelen en hoe je contact met mij opneemt.",
-        posts="Berichten met tag", alltags="Alle tags",
-        contact_intro="Heb je een vraag, een idee voor een samenwerking of wil je gewoon even hallo zeggen? Vul het "
-                      "formulier hieronder in, dan neem ik binnen een paar werkdagen contact met je op.",
-        name="Naam", message="Bericht", send="Verstuur bericht", consent="Ik ga ermee akkoord dat mijn gegevens "
-        "worden bewaard om mijn vraag te beantwoorden, zoals beschreven in de privacyverklaring.",
-        privacy_text=["Deze privacyverklaring legt uit welke persoonsgegevens deze website verzamelt, waarom, en hoe "
-                      "lang ze worden bewaard. De eigenaar van de website is verwerkingsverantwoordelijke in de zin "
-                      "van de Algemene Verordening Gegevensbescherming (AVG).",
-                      "Als je het contactformulier gebruikt of je inschrijft voor de nieuwsbrief, bewaren we je naam "
-                      "en e-mailadres. We gebruiken die alleen om je bericht te beantwoorden of de nieuwsbrief te "
-                      "versturen en verkopen ze nooit aan derden. Berichten worden na twaalf maanden verwijderd.",
-                      "Deze website gebruikt functionele cookies en, alleen met jouw toestemming, geanonimiseerde "
-                      "analytische cookies. Serverlogs met IP-adressen worden maximaal dertig dagen bewaard.",
-                      "Je hebt het recht op inzage, correctie en verwijdering van je gegevens. Stuur een verzoek via "
-                      "de contactpagina. Je kunt ook een klacht indienen bij de Autoriteit Persoonsgegevens.",
-                      "Deze verklaring is voor het laatst herzien in mei 2024."]),
-}
-CV_LABELS = {"en": dict(contact="Contact", skills="Top Skills", langs="Languages", certs="Certifications",
-                        summary="Summary", page="Page", of="of"),
-             "nl": dict(contact="Contact", skills="Vaardigheden", langs="Talen", certs="Certificeringen",
-                        summary="Samenvatting", page="Pagina", of="van")}
+_TEXTS = yaml.safe_load((Path(__file__).with_suffix(".yaml")).read_text(encoding="utf-8"))
+T: dict[str, dict] = _TEXTS["texts"]
+CV_LABELS: dict[str, dict] = _TEXTS["cv_labels"]
 LANG_NAMES = ("English Dutch German French Spanish Italian Portuguese Polish Arabic Frisian Danish Swedish Turkish "
               "Mandarin Japanese Russian Greek Gaelic Welsh Urdu Hindi Nederlands Engels Duits Frans Spaans "
               "Italiaans Portugees Pools Arabisch Fries Deens Zweeds Turks Russisch").split()

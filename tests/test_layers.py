@@ -187,3 +187,40 @@ def test_an_upward_import_and_a_circle_are_found() -> None:
     graph = {"budget.services": {("chat.models", 3)}, "chat.models": {("budget.services", 5)}}
     assert upward_imports(graph) == ["budget.services:3 (domain) imports chat.models (chat)"]
     assert circles(graph) == [["budget.services", "chat.models"]]
+
+
+# A module past this many lines is split into a package, a function past this many is split
+# (docs/ARCHITECTURE.md, "Layers"); tests and migrations aside, benchmarks and scripts included.
+MAX_MODULE_LINES = 400
+MAX_FUNCTION_LINES = 60
+
+
+def source_files() -> list[Path]:
+    found = [path for folder in (*APPS, "benchmarks", "scripts") for path in (ROOT / folder).rglob("*.py")
+             if "migrations" not in path.parts]
+    return sorted([*found, ROOT / "manage.py"])
+
+
+def oversized(path: Path, root: Path = ROOT) -> list[str]:
+    text = path.read_text()
+    rel = path.relative_to(root)
+    found = [f"{rel}: {text.count(chr(10))} lines"] if text.count("\n") > MAX_MODULE_LINES else []
+    for node in ast.walk(ast.parse(text, str(path))):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            length = node.end_lineno - node.lineno + 1
+            if length > MAX_FUNCTION_LINES:
+                found.append(f"{rel}:{node.lineno} {node.name}: {length} lines")
+    return found
+
+
+def test_no_module_and_no_function_is_too_long_to_read() -> None:
+    assert len(source_files()) > 100  # the check reads the project
+    assert [problem for path in source_files() for problem in oversized(path)] == []
+
+
+def test_a_long_module_and_a_long_function_are_found(tmp_path: Path) -> None:
+    body = "\n".join(f"    x{i} = {i}" for i in range(MAX_FUNCTION_LINES))
+    path = tmp_path / "probe.py"
+    path.write_text(f"def f():\n{body}\n" + "\n" * MAX_MODULE_LINES)
+    assert oversized(path, tmp_path) == [f"probe.py: {MAX_MODULE_LINES + MAX_FUNCTION_LINES + 1} lines",
+                                         f"probe.py:1 f: {MAX_FUNCTION_LINES + 1} lines"]
