@@ -8,7 +8,6 @@ from django.contrib.contenttypes.models import ContentType
 from django.db.models import Count
 from django.http import HttpRequest, HttpResponse, HttpResponseForbidden, HttpResponseNotAllowed, HttpResponseRedirect
 from django.urls import path, reverse
-from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.http import urlencode
 from django.utils.translation import gettext_lazy as _
@@ -26,6 +25,7 @@ from chat.models import (
     UnansweredQuestion,
 )
 from chat.selectors import open_question_groups, why_context
+from chat.services import questions_put_aside
 from guards.scrub import scrub_text
 from twinsite.admin_base import ReadOnlyAdmin, id_list, why_link
 
@@ -313,9 +313,7 @@ class UnansweredQuestionAdmin(ReadOnlyAdmin):
             return HttpResponseNotAllowed(["POST"])
         if not can_teach_answers(request):
             return HttpResponseForbidden(_("Dismissing questions needs the permission to teach answers."))
-        count = UnansweredQuestion.objects.filter(pk__in=id_list(request.POST.get("questions", "")),
-                                                  handled_at__isnull=True).update(
-            dismissed_by=request.user.get_username(), handled_at=timezone.now())
+        count = questions_put_aside(ids=id_list(request.POST.get("questions", "")), by=request.user.get_username())
         self.message_user(request, ngettext("%(count)d question put aside.", "%(count)d questions put aside.",
                                             count) % {"count": count}, messages.SUCCESS)
         return HttpResponseRedirect(reverse("admin:chat_unansweredquestion_changelist"))

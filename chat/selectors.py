@@ -3,6 +3,7 @@ seconds), what a reconnecting page missed, the transcript behind a contact reque
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 from typing import TYPE_CHECKING
@@ -155,9 +156,27 @@ def group_questions(rows: list[dict], threshold: float = GROUP_THRESHOLD) -> lis
 OPEN_QUESTIONS_GROUPED = 1000
 
 
+def question_groups(*, since: dt.datetime | None = None, until: dt.datetime | None = None,
+                    open_only: bool = True) -> tuple[int, list[dict]]:
+    """Unanswered questions, similar ones grouped, the largest groups first, and how many were
+    read: the open ones (neither taught nor put aside) for the admin's list and the dashboard, a
+    period's for the digest. A question without a subject vector (the model failed) stands alone."""
+    rows = UnansweredQuestion.objects.all()
+    if open_only:
+        rows = rows.filter(handled_at__isnull=True)
+    if since is not None:
+        rows = rows.filter(created_at__gte=since)
+    if until is not None:
+        rows = rows.filter(created_at__lt=until)
+    rows = list(rows.order_by("-created_at").values("id", "question", "embedding", "created_at")
+                [:OPEN_QUESTIONS_GROUPED])
+    groups = group_questions([r for r in rows if r["embedding"] is not None]) + [
+        {"question": r["question"], "count": 1, "last_seen": r["created_at"], "examples": [], "ids": [r["id"]]}
+        for r in rows if r["embedding"] is None]
+    groups.sort(key=lambda g: (-g["count"], -g["last_seen"].timestamp()))
+    return len(rows), groups
+
+
 def open_question_groups() -> list[dict]:
-    """The open unanswered questions (neither taught nor put aside), similar ones grouped, the
-    largest groups first: the admin's list and the dashboard show the same groups."""
-    rows = list(UnansweredQuestion.objects.filter(embedding__isnull=False, handled_at__isnull=True)
-                .order_by("-created_at").values("id", "question", "embedding", "created_at")[:OPEN_QUESTIONS_GROUPED])
-    return group_questions(rows)
+    """The open unanswered questions grouped (``question_groups``)."""
+    return question_groups()[1]

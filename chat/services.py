@@ -12,7 +12,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from chat.models import AgentTrace, Conversation, Feedback, Message, PromptSnapshot
+from chat.models import AgentTrace, Conversation, Feedback, Message, PromptSnapshot, UnansweredQuestion
 from chat.texts import text as say
 from guards.rules import mask_sensitive
 
@@ -97,3 +97,22 @@ def traces_purge(*, before: dt.datetime, dry_run: bool = False) -> int:
         old.delete()
         PromptSnapshot.objects.filter(agenttrace__isnull=True).delete()
     return count
+
+
+# --- unanswered questions: taught, reopened, put aside -------------------------------------------------
+
+def questions_answered(*, ids: list[int], answer) -> int:
+    """The open questions of ``ids`` answered by a taught answer (``knowledge.TaughtAnswer``)."""
+    return UnansweredQuestion.objects.filter(pk__in=ids, answered_by__isnull=True).update(
+        answered_by=answer, handled_at=timezone.now())
+
+
+def questions_reopened(*, answer) -> int:
+    """The questions a deleted taught answer answered are open again: nobody answers them now."""
+    return UnansweredQuestion.objects.filter(answered_by=answer).update(handled_at=None)
+
+
+def questions_put_aside(*, ids: list[int], by: str) -> int:
+    """Open questions the owner does not want answered: out of the groups, kept in the list."""
+    return UnansweredQuestion.objects.filter(pk__in=ids, handled_at__isnull=True).update(
+        dismissed_by=by, handled_at=timezone.now())

@@ -14,8 +14,8 @@ from django.utils import timezone
 from approvals.models import PendingApproval
 from approvals.selectors import subject
 from budget.selectors import budget_spent
-from chat.models import Feedback, TurnLog, UnansweredQuestion
-from chat.selectors import group_questions
+from chat.models import Feedback, TurnLog
+from chat.selectors import question_groups
 from digest.models import DigestDay
 from guards.models import GuardIncident
 from knowledge.models import TaughtAnswer
@@ -69,17 +69,12 @@ def approval_item(approval: PendingApproval) -> dict:
 
 
 def unanswered_groups(since: dt.datetime, until: dt.datetime) -> tuple[int, list[dict]]:
-    """The period's unanswered questions, similar ones grouped (the admin's grouping), largest first."""
-    rows = list(UnansweredQuestion.objects.filter(created_at__gte=since, created_at__lt=until)
-                .order_by("-created_at").values("question", "embedding", "created_at")[:1000])
-    with_vector = [r for r in rows if r["embedding"] is not None]
-    groups = group_questions(with_vector) + [
-        {"question": r["question"], "count": 1, "last_seen": r["created_at"], "examples": []}
-        for r in rows if r["embedding"] is None]
-    groups.sort(key=lambda g: (-g["count"], -g["last_seen"].timestamp()))
-    return len(rows), [{**g, "question": _excerpt(g["question"]),
-                        "examples": [_excerpt(e) for e in g["examples"] if e != g["question"]]}
-                       for g in groups[:QUESTION_GROUPS]]
+    """The period's unanswered questions grouped as the admin groups them (``question_groups``),
+    largest first, shortened for an e-mail."""
+    total, groups = question_groups(since=since, until=until, open_only=False)
+    return total, [{**g, "question": _excerpt(g["question"]),
+                    "examples": [_excerpt(e) for e in g["examples"] if e != g["question"]]}
+                   for g in groups[:QUESTION_GROUPS]]
 
 
 def spend(since: dt.datetime, until: dt.datetime) -> list[dict]:

@@ -20,7 +20,7 @@ from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 
-from chat.models import UnansweredQuestion
+from chat.services import questions_answered, questions_reopened
 from knowledge.content import KINDS, LANGS, ContentError
 from knowledge.embedders import get_embedders
 from knowledge.importing.pdf import MAX_PDF_BYTES
@@ -323,13 +323,12 @@ class TaughtAnswerAdmin(admin.ModelAdmin):
                                          "knowledge sync adds it.") % {"reason": exc}, messages.WARNING)
         ids = form.cleaned_data.get("questions") or []
         if ids:
-            UnansweredQuestion.objects.filter(pk__in=ids, answered_by__isnull=True).update(
-                answered_by=obj, handled_at=timezone.now())
+            questions_answered(ids=ids, answer=obj)
 
     def delete_model(self, request, obj: TaughtAnswer) -> None:
         pk = obj.pk
         # its questions are open again: nobody answers them now
-        UnansweredQuestion.objects.filter(answered_by=obj).update(handled_at=None)
+        questions_reopened(answer=obj)
         super().delete_model(request, obj)
         try:
             knowledge_unteach(pk=pk, embedders=get_embedders())

@@ -161,12 +161,13 @@ def env_subset(name: str, default: str, choices: tuple[str, ...]) -> list[str]:
     return items
 
 
-def env_url(name: str, default: str, schemes: tuple[str, ...], example: str, *, secret: bool = False) -> str:
-    """An address with one of ``schemes`` and a host (or a unix socket path); "" when unset."""
+def env_url(name: str, default: str, schemes: tuple[str, ...], what: str, *, secret: bool = False) -> str:
+    """An address with one of ``schemes`` and a host (or a unix socket path); "" when unset.
+    ``what`` finishes the error: "``name`` must ..."."""
     value = (env_secret if secret else env_str)(name, default)
     parts = urlparse(value)
     if value and (parts.scheme not in schemes or not (parts.netloc or parts.scheme == "unix")):
-        raise ImproperlyConfigured(f"{name} must look like {example}, got {'(hidden)' if secret else repr(value)}")
+        raise ImproperlyConfigured(f"{name} must {what}, got {'(hidden)' if secret else repr(value)}")
     return value
 
 

@@ -150,8 +150,8 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Cross-process: the worker pushes an approval's outcome to the visitor's socket in daphne.
 # Postgres LISTEN/NOTIFY by default (no Redis to run); channels-redis when REDIS_URL is set.
-REDIS_URL = env_url("REDIS_URL", "", ("redis", "rediss", "unix"), "redis://host:6379/0 (or rediss://, unix://)",
-                    secret=True)
+REDIS_URL = env_url("REDIS_URL", "", ("redis", "rediss", "unix"), "look like redis://host:6379/0 (or rediss://, "
+                    "unix://)", secret=True)
 if REDIS_URL:
     # redis-py 8 reads with a 5 s socket timeout by default, as long as channels-redis' blocking
     # receive waits: a quiet socket would fail with TimeoutError (seen); 30 s keeps it a real timeout.
@@ -386,7 +386,7 @@ TWIN_DIGEST_TIME = env_time_of_day("TWIN_DIGEST_TIME", "08:00")
 TWIN_OWNER_LANGUAGE = env_choice("TWIN_OWNER_LANGUAGE", "en", ("en", "nl"))
 # default: where `make run` serves (TWIN_HOST, TWIN_PORT), so the links work out of the box
 TWIN_SITE_URL = env_url("TWIN_SITE_URL", f"http://{env_str('TWIN_HOST', '127.0.0.1')}:{env_str('TWIN_PORT', '8000')}",
-                        ("http", "https"), "the site's address like https://example.com").rstrip("/")
+                        ("http", "https"), "be the site's address like https://example.com").rstrip("/")
 TWIN_DIGEST_LINK_TTL = env_duration("TWIN_DIGEST_LINK_TTL", "2d", minimum=60)
 
 # Admin bootstrap (make run)
