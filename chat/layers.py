@@ -28,6 +28,7 @@ from channels.layers import BaseChannelLayer
 from psycopg import AsyncConnection, OperationalError
 
 from twinsite.db import conninfo
+from twinsite.retry import backoff_delay
 
 log = logging.getLogger(__name__)
 NOTIFY_CHANNEL = "twinsite_layer"
@@ -78,13 +79,13 @@ class PostgresNotifyChannelLayer(BaseChannelLayer):
         await state.listening.wait()
 
     async def _listen(self, state: _LoopState) -> None:
-        delay = 0.5
+        failures = 0
         while True:
             try:
                 async with await self._connect() as conn:
                     await conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
                     state.listening.set()
-                    delay = 0.5
+                    failures = 0
                     async for note in conn.notifies():
                         try:
                             await self._deliver(state, note.payload)
@@ -97,8 +98,8 @@ class PostgresNotifyChannelLayer(BaseChannelLayer):
                 # meanwhile are lost, as with any channel layer (the database has the truth).
                 log.warning("channel layer lost its LISTEN connection; reconnecting", exc_info=True)
                 state.listening.set()  # do not block receivers while reconnecting
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 10)
+                await asyncio.sleep(backoff_delay(failures, base=0.5, cap=10))
+                failures += 1
 
     async def _deliver(self, state: _LoopState, payload: str) -> None:
         if payload.startswith("#"):

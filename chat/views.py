@@ -21,6 +21,7 @@ from chat.texts import language, page_texts
 from chat.texts import text as say
 from guards import limits
 from ops.access import staff_may_read
+from twinsite.api_errors import rate_limited_response
 from twinsite.clientip import client_ip_from_request
 
 
@@ -30,10 +31,8 @@ def _limited(request: HttpRequest, kind: str) -> HttpResponse | None:
     if not getattr(request, "limited", False):
         return None
     decision = limits.http_refusal(request, kind, ip_key=visitor_key(kind, request))
-    response = HttpResponse(say("error.too_many_requests", seconds=decision.retry_after),
-                            status=429, content_type="text/plain; charset=utf-8")
-    response["Retry-After"] = str(decision.retry_after)
-    return response
+    return rate_limited_response(decision.retry_after, say("error.too_many_requests", seconds=decision.retry_after),
+                                 plain=True)
 
 
 VISITOR_CSP = {**settings.SECURE_CSP, "style-src": [CSP.SELF]}  # no inline style either
@@ -72,11 +71,8 @@ def _limited_json(request: HttpRequest, lang: str) -> JsonResponse | None:
     if not getattr(request, "limited", False):
         return None
     decision = limits.http_refusal(request, "conversation", ip_key=visitor_key("conversation", request))
-    response = JsonResponse({"error": {"code": "rate_limited", "retry_after": decision.retry_after,
-                                       "message": say("error.rate_limited", lang, seconds=decision.retry_after)}},
-                            status=429)
-    response["Retry-After"] = str(decision.retry_after)
-    return response
+    return rate_limited_response(decision.retry_after,
+                                 say("error.rate_limited", lang, seconds=decision.retry_after))
 
 
 def _chat_context(conversation: Conversation | None, lang: str) -> dict:

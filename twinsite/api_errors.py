@@ -83,6 +83,17 @@ def error_response(status: int, code: str, message: str = "", **extra: Any) -> J
     return JsonResponse(error_body(code, message, **extra), status=status)
 
 
+def rate_limited_response(retry_after: int, message: str, *, plain: bool = False) -> HttpResponse:
+    """The one 429 outside ninja's views: ``Retry-After``, and the API's error shape (``plain``:
+    the text alone, for a page's form)."""
+    if plain:
+        response = HttpResponse(message, status=429, content_type="text/plain; charset=utf-8")
+    else:
+        response = error_response(429, "rate_limited", message, retry_after=retry_after)
+    response["Retry-After"] = str(retry_after)
+    return response
+
+
 def _http_error(request: HttpRequest, exc: HttpError, api: NinjaAPI) -> HttpResponse:
     status = exc.status_code
     fallback_code, fallback_message = _BY_STATUS.get(status, ("error", "The request failed."))

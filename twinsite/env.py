@@ -120,7 +120,7 @@ def parse_rate(text: str) -> tuple[int, int]:
     otherwise. The one reader of the format: settings and ``guards.limits.Limit``."""
     count, _, period = text.strip().partition("/")
     number = period[:-1] or "1"
-    if not count.isdigit() or int(count) < 1 or period[-1:] not in _DURATION_UNITS or not number.isdigit():
+    if not count.isdigit() or period[-1:] not in _DURATION_UNITS or not number.isdigit():
         raise ValueError(f"a limit looks like 20/10m (count/period with s, m, h or d), got {text!r}")
     return int(count), int(number) * _DURATION_UNITS[period[-1]]
 
@@ -128,7 +128,8 @@ def parse_rate(text: str) -> tuple[int, int]:
 def env_rate(name: str, default: str) -> str:
     value = env_str(name, default)
     try:
-        parse_rate(value)
+        if parse_rate(value)[0] < 1:  # a limit of none is no setting (a test may set one on a Limit)
+            raise ValueError(value)
     except ValueError:
         raise ImproperlyConfigured(f"{name} must look like 20/10m (count/period with s, m, h or d), "
                                    f"got {value!r}") from None
