@@ -16,6 +16,7 @@ from decimal import Decimal
 from chat.agent.state import Outcome
 from chat.citations import cited_titles
 from evals.datasets import AnswerCase, GuardCase, TaskCase, ToolCase
+from text.quotes import straighten
 
 NO_TOOL = "none"
 
@@ -47,12 +48,12 @@ class Grade:
 
 
 _SPACES = re.compile(r"\s+")
-_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-", "\u2014": "-"})
+_DASHES = str.maketrans({"\u2013": "-", "\u2014": "-"})
 
 
 def normalise(text: str) -> str:
     """Case, width, non-breaking spaces and typographic quotes do not decide a grade."""
-    return _SPACES.sub(" ", unicodedata.normalize("NFKC", text).translate(_QUOTES)).casefold().strip()
+    return _SPACES.sub(" ", straighten(unicodedata.normalize("NFKC", text)).translate(_DASHES)).casefold().strip()
 
 
 def _options(entry: str | list[str]) -> list[str]:

@@ -13,6 +13,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from text import quotes
+
 
 def _slot(words: str) -> str:
     parts = []
@@ -82,7 +84,7 @@ class Rule:
     orders_only: bool = False
 
 
-_QUOTE = "[\"'\u201c\u201d\u2018\u2019\u201e]"  # straight and curly quotes
+_QUOTE = quotes.marks()
 
 
 # --- vocabulary --------------------------------------------------------------------------------------

@@ -30,6 +30,7 @@ from guards.numbers import (
     mask_sensitive,
 )
 from guards.patterns import first_hit
+from text import quotes
 
 __all__ = [
     "HARD_MAX_CHARS", "Verdict", "clean", "contains_sensitive", "find_account_numbers", "find_card_numbers",
@@ -72,9 +73,9 @@ def screen_turns(texts: list[str]) -> Verdict | None:
 
 # A short phrase in quotes: opened after a space, a bracket or a colon (so the apostrophe in
 # "don't" opens nothing), closed before a non-letter. Bounded, so linear.
-_QUOTED = re.compile("(?:^|(?<=[\\s(:]))[\"'\u201c\u2018\u201e\u00ab]"
-                     "([^\"\u201c\u201d\u2018\u2019\u201e\u00ab\u00bb\n]{2,160}?)"
-                     "[\"'\u201d\u2019\u201c\u00bb](?=\\W|$)")
+_QUOTED = re.compile(f"(?:^|(?<=[\\s(:])){quotes.marks(quotes.OPENING)}"
+                     f"([^{re.escape(quotes.QUOTES.replace(chr(39), ''))}\\n]{{2,160}}?)"
+                     f"{quotes.marks(quotes.CLOSING)}(?=\\W|$)")
 QUOTES_MAX, QUOTED_WORDS_MAX, OWN_WORDS_MIN = 2, 10, 3
 _WORDS = re.compile(r"\w+")
 _ENCODED = re.compile(r"[A-Za-z0-9+/]{16,}")  # a base64 run: a payload, not a phrase

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from chat.providers.offline.lexicon import (
     _MONTHS,
 )
-from text import topics
+from text import quotes, topics
 from text.counterparts import counterparts
 
 # Who introduces themselves names no subject: "I'm Jan from Acme. What does she charge?" (only
@@ -25,7 +25,8 @@ _LONGEST = 600  # characters of question sentences read
 _MAX_NAMES = 8  # read per question: a message of hundreds of capitalised words is no question
 MAX_ECHO = 40  # characters of a name said back in the decline (chat.providers.offline)
 # what the visitor quotes (a title, a line they saw) is not what they name
-_QUOTED = re.compile(r"(?<!\w)['\"\u2018\u201c][^'\"\u2019\u201d\n]*['\"\u2019\u201d](?!\w)")
+_QUOTED = re.compile(rf"(?<!\w){quotes.marks(quotes.OPENING)}[^{re.escape(quotes.QUOTES)}\n]*"
+                     rf"{quotes.marks(quotes.CLOSING)}(?!\w)")
 # What the question is set in rather than about: the places after a word of place ("a talk in
 # Vienna", "naar Assen of Groningen", "clients from Antwerp"), the visitor's own ("our CTO",
 # "onze ERP"), and what comes with a number: a time zone ("14:30 CET"), an address

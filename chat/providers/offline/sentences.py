@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import re
 
-_BREAK = re.compile(r"(?<=[.!?])\s+(?=[\"'(\u201c]?[A-Z0-9])|\n+\s*(?:[-*]\s+|\d+\.\s+)?")
+from text import quotes
+
+_BREAK = re.compile(rf"(?<=[.!?])\s+(?=[({re.escape(quotes.OPENING)}]?[A-Z0-9])|\n+\s*(?:[-*]\s+|\d+\.\s+)?")
 _ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "dr.", "mr.", "mrs.", "ms.", "bijv.", "o.a.", "m.a.w.", "d.w.z.",
                   "...", "\u2026", "nr.", "no.")
 
