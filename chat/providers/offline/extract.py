@@ -83,7 +83,7 @@ def choose(question: str, passages: list[Passage], *, lang: str, owner: str, lim
     for a description (at least 0.75), or when it scores nearly as well as the first (``_TIE``:
     which of the two answers is not for the scores to tell). Only sentences that speak of what
     was asked (``_Question.links``) are quoted at all. ``subjects``: the words of the knowledge base's
-    document titles; a question that names one ("What did Marram cost to make?") is about that
+    document titles; a question that names one ("What did the Harbour app cost to build?") is about that
     subject, and the availability pages answer it only where they name it too.
     """
     asks = _read_question(question, passages, owner, subjects)
@@ -218,7 +218,7 @@ def _score_passage(asks: _Question, ctx: _Context, nearest: str | None = None,
         linked = linked and (not asks.languages or bool(own_words & asks.languages))
         # what can never answer: no amount for "what does it cost", a passage that names no year of
         # "What will a keynote cost in 2028?"
-        # the rates page does not say what "the Marram typeface" cost, unless it names Marram
+        # the rates page does not say what "the Harbour app" cost, unless it names it
         possible = (not (asks.measure and not evidence) and asks.years <= ctx.years
                     and not (ctx.passage.on_topic and asks.subjects and not ctx.subjects))
         scored.append(_Scored(score, linked and possible, ctx.index, i, sentence, frozenset(covers | context_covers),

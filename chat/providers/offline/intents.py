@@ -63,7 +63,7 @@ def _contact_pattern(names: str) -> re.Pattern:
 
 # Days or hours a week ask for the owner's availability when the question is about working ("How
 # many days a week can she work for us?"), not about anything done weekly ("How many hours a week
-# does he play trombone?").
+# does he cycle?").
 _WEEKLY = re.compile(r"\b(?:days?|hours?) (?:a|per) week\b|\b(?:dagen|uren|uur) per week\b", re.IGNORECASE)
 # (being available, hiring: the availability pattern has those on their own)
 _WORKING = re.compile(r"\b(?:work|works|worked|working|werk|werkt|werken|werkte|project\w*|opdracht\w*|"
@@ -107,8 +107,8 @@ def _availability_pattern(names: str) -> re.Pattern:
     ]), re.IGNORECASE)
 
 
-# Dutch "prijs" is a price and a prize: a prize is won or given ("Heeft ze een prijs gewonnen?",
-# "Welke prijs kreeg het project?"), which asks nothing of the owner's rates.
+# Dutch "prijs" is a price and a prize: a prize is won or given ("Won het ontwerp een prijs?",
+# "Aan wie werd de prijs uitgereikt?"), which asks nothing of the owner's rates.
 _WON = r"(?:gewonnen|won|wonnen|wint|winnen|kreeg|kregen|gekregen|uitgereikt|toegekend)"
 _PRIZE = re.compile(rf"\b{_WON}\b{_GAP}\bprijs\b|\bprijs\b{_GAP}\b{_WON}\b", re.IGNORECASE)
 # Asking to hire or work with the owner and leaving an address is asking to be put in touch.

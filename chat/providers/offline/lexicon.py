@@ -49,8 +49,8 @@ _KINDS = [
 ]
 # What a "how much / how long" question measures: a duration wants a number of hours, days or
 # years (or a start: "since 2019", "2019 - present", a year), a price an amount of money, a
-# weight a number of kilos. Any number is not an answer: "How long was the line down?" is not
-# answered by "9,000 loaves an hour". "How long" may ask a length too ("How long is the bridge?").
+# weight a number of kilos. Any number is not an answer: "How long was the site down?" is not
+# answered by "9,000 requests an hour". "How long" may ask a length too ("How long is the bridge?").
 _UNITS = (r"seconds?|secs?|minutes?|mins?|hours?|hrs?|(?:working |business )?days?|weeks?|months?|years?|"
           r"seconden|minuut|minuten|uur|uren|dag|dagen|werkdagen|week|weken|maand|maanden|jaar|jaren|jr")
 _MEASURES = [
@@ -101,7 +101,7 @@ _WEAK_WORDS = frozenset(
     "gebruikt gebruiken gebruikte maakt maken maakte doet doen deed weet weten vindt vinden "
     "getting going obtain obtained gotten krijgt krijgen kreeg kregen gekregen haalt halen haalde gehaald "
     "behaalt behalen behaalde behaalden behaald "
-    # "let" / "laten": having something done ("Laat hij het in de cloud draaien?") names nothing;
+    # "let" / "laten": having something done ("Liet ze het rapport nakijken?") names nothing;
     # not "laat" itself, which is also "late" ("Is ze vaak te laat?")
     "let lets letting laten liet lieten gelaten".split()
 )
@@ -119,7 +119,7 @@ _GENERAL_WORDS = _WEAK_WORDS | frozenset(
     # coming and going say how, not what ("Zijn reiskosten inbegrepen of komen die erbij?" is not
     # answered by "Daarna kom ik kijken")
     "come comes came coming komen komt kwam kwamen gekomen "
-    # "just", "simply": how, not what ("Kun je het niet gewoon automatisch laten doen?")
+    # "just", "simply": how, not what ("Kan ze het niet gewoon overnemen?")
     "simply gewoon simpelweg "
     # "weer" is "again" here (and "weather", which no owner's page answers either)
     "weer".split()

@@ -77,7 +77,7 @@ class _Question:
     counted: str  # the noun of "how many students", or ""
     years: frozenset[str]  # the years it names ("in 2028"): a passage that names none of them does not answer
     about_owner: bool  # "Who is Sam?": every passage the search found is about her
-    subjects: frozenset[str] = frozenset()  # the names it uses that name a document's subject ("Marram")
+    subjects: frozenset[str] = frozenset()  # the names it uses that name a document's subject ("Harbour")
     present: bool = False  # asked of now ("Which university does she work for?"), not of her past
     # its names of languages and countries, with their forms in either language
     # (text.counterparts: "german": "german", "duits"), written with a capital or with speaking
