@@ -26,8 +26,8 @@ def warm() -> int:
     turns embed them, all at once (a fifty-visitor wave spent ~19 ms of CPU a turn on it, and
     queued behind it). At most half the cache: it is emptied when a turn would overflow it, so a
     full one would be lost to the first new sentence. Returns how many sentences were embedded."""
-    from chat.providers.offline.sentences import split_sentences
     from knowledge.models import KnowledgeChunk
+    from text.sentences import split_sentences
 
     embedder = get_embedder()
     texts = KnowledgeChunk.objects.filter(embed_model=embedder.name).values_list("text", flat=True)

@@ -40,11 +40,11 @@ from chat.providers.offline.question import (
     _Question,
     _read_question,
 )
-from chat.providers.offline.sentences import split_sentences
 from knowledge.translation import translated
 from text import topics
 from text.counterparts import counterparts
 from text.language import detect_language
+from text.sentences import split_sentences
 
 
 def _matches(wanted: list[str], found: list[str]) -> int:

@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass
 
 from chat.providers.offline.lexicon import META
-from chat.providers.offline.sentences import split_sentences
 from knowledge.prefix import holds_everything, prefix_blocks
+from text.sentences import split_sentences
 
 _HEADING = re.compile(r"^#{1,6}\s.*$", re.MULTILINE)
 

@@ -11,7 +11,7 @@ from chat.providers.offline.evidence import _past_only
 from chat.providers.offline.extract import choose
 from chat.providers.offline.passage import Passage
 from chat.providers.offline.question import question_kind
-from chat.providers.offline.sentences import split_sentences
+from text.sentences import split_sentences
 
 OWNER = "Sam Visser"
 CV = [

@@ -1,6 +1,7 @@
-"""A passage's text as the sentences the offline twin can quote: split at sentence ends and
-line breaks (a list item is a sentence of its own), with a Markdown table read row by row, each
-cell after its column's header."""
+"""A passage's text as its sentences: split at sentence ends and line breaks (a list item is a
+sentence of its own), with a Markdown table read row by row, each cell after its column's header.
+The one splitter of written text: the offline twin quotes these sentences. (A visitor's message
+is read by the readers of questions, which split it more loosely.)"""
 
 from __future__ import annotations
 
