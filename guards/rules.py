@@ -31,6 +31,7 @@ from guards.numbers import (
 )
 from guards.patterns import first_hit
 from text import quotes
+from text.words import PARTS
 
 __all__ = [
     "HARD_MAX_CHARS", "Verdict", "clean", "contains_sensitive", "find_account_numbers", "find_card_numbers",
@@ -77,7 +78,6 @@ _QUOTED = re.compile(f"(?:^|(?<=[\\s(:])){quotes.marks(quotes.OPENING)}"
                      f"([^{re.escape(quotes.QUOTES.replace(chr(39), ''))}\\n]{{2,160}}?)"
                      f"{quotes.marks(quotes.CLOSING)}(?=\\W|$)")
 QUOTES_MAX, QUOTED_WORDS_MAX, OWN_WORDS_MIN = 2, 10, 3
-_WORDS = re.compile(r"\w+")
 _ENCODED = re.compile(r"[A-Za-z0-9+/]{16,}")  # a base64 run: a payload, not a phrase
 # The views that keep the text's words and punctuation (quotes included); the decoded and
 # reversed ones only count instructions.
@@ -92,12 +92,12 @@ def _quoting_question(text: str) -> str | None:
     quotes = [q.group(1) for q in _QUOTED.finditer(text)]
     if not quotes or len(quotes) > QUOTES_MAX:
         return None
-    if sum(len(_WORDS.findall(fold(q))) for q in quotes) > QUOTED_WORDS_MAX:
+    if sum(len(PARTS.findall(fold(q))) for q in quotes) > QUOTED_WORDS_MAX:
         return None
     if any(clean(q) != q or _ENCODED.search(q) for q in quotes):
         return None
     rest = _QUOTED.sub(" \u2026 ", text)
-    if len(_WORDS.findall(rest)) < OWN_WORDS_MIN or not rest.rstrip().endswith("?"):
+    if len(PARTS.findall(rest)) < OWN_WORDS_MIN or not rest.rstrip().endswith("?"):
         return None
     return rest
 

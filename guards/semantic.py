@@ -32,18 +32,19 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from text.words import PLAIN
+
 EXEMPLARS = Path(__file__).resolve().parent / "data" / "exemplars.yaml"
 FULL_WORDS = 12
 SHORT_EXTRA = 0.03
 LONG_FROM, LONG_FULL, LONG_EXTRA = 40, 120, 0.01
-_WORD = re.compile(r"[^\W\d_]{2,}")
 # Addresses, links and anything with a digit in it (phone numbers, codes, versions, hashes) are
 # names of things, not words a request is made of.
 _NOT_WORDS = re.compile(r"\S*(?:://|www\.|@|\d)\S*")
 
 
 def word_count(text: str) -> int:
-    return len(_WORD.findall(_NOT_WORDS.sub(" ", text)))
+    return len(PLAIN.findall(_NOT_WORDS.sub(" ", text)))
 
 
 def load_exemplars(path: Path = EXEMPLARS) -> tuple[list[str], list[str]]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from text.topics import DUTCH_STOP_WORDS, ENGLISH_STOP_WORDS
+from text.words import LETTERS
 
 # Words that tell the language: the function words of each language, and the few other words
 # visitors use in almost every message (greetings, thanks, "cost"). A word both languages write
@@ -30,7 +31,6 @@ _BOTH = frozenset({"me", "want"})
 _DUTCH = (DUTCH_STOP_WORDS | _DUTCH_EXTRA) - ENGLISH_STOP_WORDS - _ENGLISH_EXTRA - _BOTH
 _ENGLISH = (ENGLISH_STOP_WORDS | _ENGLISH_EXTRA) - DUTCH_STOP_WORDS - _DUTCH_EXTRA - _BOTH
 # An apostrophe splits a word, straight as a curly one already did: "what's" counts its "what".
-_WORD = re.compile(r"[a-zà-ÿ]+")
 # When the words tie ("Is Sam beschikbaar in maart?"), spelling tells: letter groups common in
 # one language and rare in the other. "ij" counts twice: it is one letter of Dutch ("vrij",
 # "mogelijk") that English hardly ever writes, where "ee" or "ui" also spell "meet" and "build".
@@ -41,7 +41,7 @@ _ENGLISH_SPELLING = re.compile(r"th|wh|sh|ck|tion|ing\b|ould|ea")
 
 def detect_language(text: str, default: str = "en") -> str:
     """``nl`` or ``en``; ``default`` (the page's language) when the text does not tell."""
-    words = _WORD.findall(text.lower())
+    words = LETTERS.findall(text.lower())
     dutch = sum(w in _DUTCH for w in words)
     english = sum(w in _ENGLISH for w in words)
     if dutch == english:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 
 from text.counterparts import is_language
+from text.words import words
 
 # A word may appear in more than one topic; ``free_time`` is a phrase ("free time"); ``~language``
 # is found through the topic but does not name it ("programming languages" is not about languages
@@ -118,7 +119,6 @@ DUTCH_STOP_WORDS = frozenset(
     "opnieuw hiervoor daarvoor hierna daarna zelfs paar".split()
 )
 STOP_WORDS = ENGLISH_STOP_WORDS | DUTCH_STOP_WORDS
-_WORD = re.compile(r"[\w'-]+", re.UNICODE)
 
 
 def _entries(topic: str) -> tuple[frozenset[str], frozenset[str], tuple[tuple[str, ...], ...]]:
@@ -130,12 +130,6 @@ def _entries(topic: str) -> tuple[frozenset[str], frozenset[str], tuple[tuple[st
 
 
 _INDEX = {topic: _entries(topic) for topic in TOPICS}
-
-
-def words(text: str) -> list[str]:
-    """Lower-cased words (hyphens and apostrophes inside a word kept, a possessive 's dropped)."""
-    found = (w.strip("'-") for w in _WORD.findall(text.lower().replace("\u2019", "'")))
-    return [w.removesuffix("'s") for w in found if w]
 
 
 _CAPITALISED = re.compile(r"(?<=[\s(\"'])([A-Z][\w'-]*|\w*\d\w*)")

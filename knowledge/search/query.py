@@ -4,7 +4,6 @@ words of the topics it names, and its words in the knowledge base's other langua
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Sequence
 
 from django.conf import settings
@@ -17,9 +16,9 @@ from knowledge.watch import WATCH
 from text import topics
 from text.counterparts import counterparts
 from text.language import detect_language
+from text.words import PARTS
 
 logger = logging.getLogger(__name__)
-_WORD = re.compile(r"\w+", re.UNICODE)
 # Question words carry no content, and Postgres' stop lists keep some of them ("waar", "welke").
 QUESTION_WORDS = frozenset(
     "what which who whom whose where when why how does did do can could would is are was "
@@ -41,7 +40,7 @@ def query_lexemes(query: str) -> list[str]:
 
 def _question_words(query: str) -> dict[str, str]:
     """The question's words (question words left out), each with the word it stands for."""
-    words = [w for w in dict.fromkeys(w.lower() for w in _WORD.findall(query)) if w not in QUESTION_WORDS][:64]
+    words = [w for w in dict.fromkeys(w.lower() for w in PARTS.findall(query)) if w not in QUESTION_WORDS][:64]
     # A Dutch past participle ("gestudeerd", "gewerkt") has no stem in common with the text's
     # "studeerde" or "werkt": the word without its "ge-" is searched too, as the same word.
     participles = {w[2:]: w for w in words if w.startswith("ge") and len(w) >= 7 and w.endswith(("d", "t"))}

@@ -11,6 +11,7 @@ from chat.providers.offline.lexicon import (
 )
 from text import quotes, topics
 from text.counterparts import counterparts
+from text.words import NAMED
 
 # Who introduces themselves names no subject: "I'm Jan from Acme. What does she charge?" (only
 # the names after it: "I'm wondering whether she used MongoDB?" still asks about MongoDB)
@@ -100,8 +101,8 @@ def unknown_name(question: str, vocabulary: Vocabulary, owner: str) -> str | Non
     asked = " ".join(f"{_INTRODUCTION.sub(' ', s).strip()}." for s in sentences)
     if len(asked) > _LONGEST:
         return None  # no question of a visitor's: a pasted text
-    written = re.findall(r"[^\W\d_][\w'-]*", asked)
-    inner = re.findall(r"[^\W\d_][\w'-]*", topics.SENTENCE_START.sub(" ", asked))
+    written = NAMED.findall(asked)
+    inner = NAMED.findall(topics.SENTENCE_START.sub(" ", asked))
     titled = sum(1 for w in inner if w[0].isupper() and w.lower() in topics.STOP_WORDS)
     capitals = sum(1 for w in inner if w[0].isupper())
     if (titled >= 2 or (titled and 2 * capitals > len(inner)) or asked == asked.upper()
