@@ -52,12 +52,15 @@ def _read(source: str, *, max_pages: int, progress, client, public_only: bool) -
     path = Path(source).expanduser()
     if not path.exists():
         raise SourceError("no such file or folder")
+    # the file or folder as the owner named it (a second "cv.pdf" in another folder is another source)
+    name = Path(source).as_posix().removeprefix("./")
     if path.is_dir():
         if not ssg.is_site_folder(path):
             raise SourceError("a folder without Markdown files (.md, .markdown, .mdx)")
-        return ssg.read_folder(path)
-    # the file as the owner named it (a second "cv.pdf" in another folder is another source)
-    name = Path(source).as_posix().removeprefix("./")
+        docs, skipped = ssg.read_folder(path)
+        for doc in docs:
+            doc.source = f"{name.rstrip('/')}/{doc.source}"
+        return docs, skipped
     with path.open("rb") as handle:
         head = handle.read(8)
     if head.startswith(b"%PDF"):

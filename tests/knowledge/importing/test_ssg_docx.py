@@ -112,3 +112,14 @@ def test_a_docx_nested_table_is_read_and_a_first_heading_names_no_owner(tmp_path
     document.add_paragraph("Hydrologist.")
     document.save(tmp_path / "cv2.docx")
     assert read_docx(tmp_path / "cv2.docx").person == "Tamsin Okafor"
+
+
+def test_two_site_folders_with_the_same_file_are_two_sources(tmp_path):
+    from knowledge.importing.files import Status, plan
+    from knowledge.importing.sources import read_sources
+
+    for site in ("old-blog", "new-blog"):
+        _write(tmp_path / site, "posts/hello.md", f"---\ntitle: Hello from {site}\n---\nA first post on {site}.\n")
+    reading = read_sources([str(tmp_path / "old-blog"), str(tmp_path / "new-blog")])
+    entries = plan(reading.docs, tmp_path / "knowledge")
+    assert [(e.status, e.path) for e in entries] == [(Status.NEW, "posts/hello.md"), (Status.NEW, "posts/hello-2.md")]
