@@ -23,7 +23,7 @@ from django.utils.translation import gettext_lazy as _
 from chat.services import questions_answered, questions_reopened
 from knowledge.content import KINDS, LANGS, ContentError
 from knowledge.embedders import get_embedders
-from knowledge.importing.pdf import MAX_PDF_BYTES
+from knowledge.importing.model import MAX_FILE_BYTES
 from knowledge.models import Document, KnowledgeChunk, TaughtAnswer
 from knowledge.search import knowledge_search
 from knowledge.search.relevance import relevance
@@ -66,7 +66,7 @@ class ImportForm(forms.Form):
         if upload:
             if not upload.name.lower().endswith((".pdf", ".docx")):
                 raise forms.ValidationError("Upload a PDF or a DOCX file.")
-            if upload.size > MAX_PDF_BYTES:
+            if upload.size > MAX_FILE_BYTES:
                 raise forms.ValidationError("The file is over 20 MB.")
         return data
 

@@ -10,8 +10,6 @@ from django.conf import settings
 from django.tasks import task
 
 from knowledge.embedders import get_embedders
-from knowledge.importing.files import Status, owner_name, plan, write, write_owner
-from knowledge.importing.sources import read_sources
 from knowledge.models import TaughtAnswer
 from knowledge.services import knowledge_sync
 from ops.models import Job
@@ -35,6 +33,10 @@ def knowledge_import_task(job_id: int) -> str:
     """Read the job's sources; a preview (``dry_run``) records the plan as JSON, otherwise the
     files are written into the knowledge folder and synced. An uploaded file is removed once
     it is imported."""
+    # the readers (trafilatura, pdfplumber, python-docx) load here, not in every process that starts
+    from knowledge.importing.files import Status, owner_name, plan, write, write_owner
+    from knowledge.importing.sources import read_sources
+
     args = Job.objects.get(pk=job_id).arguments
 
     def work(progress) -> str:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 
+MAX_FILE_BYTES = 20 * 1024 * 1024  # a PDF or DOCX read at most (an upload too)
+
 
 class SourceError(Exception):
     """A source that cannot be imported; the message is one line for the owner, with what to do."""

@@ -29,9 +29,8 @@ import pdfplumber
 from pdfminer.pdfdocument import PDFPasswordIncorrect
 from pdfplumber.utils.exceptions import PdfminerException
 
-from knowledge.importing.model import Imported, SourceError
+from knowledge.importing.model import MAX_FILE_BYTES, Imported, SourceError
 
-MAX_PDF_BYTES = 20 * 1024 * 1024
 _BAND = 0.075  # the top and bottom share of a page where headers and footers sit
 _PAGE_NUMBER = re.compile(r"^[-–(\[ ]*((page|pagina|seite|p\.)\s*)?#+(\s*(of|van|von|/|de|sur)\s*#+)?[-–)\] ]*$",
                           re.IGNORECASE)
@@ -92,7 +91,7 @@ class _Stream:
 
 def read_pdf(path: Path, *, source: str | None = None) -> Imported:
     size = path.stat().st_size
-    if size > MAX_PDF_BYTES:
+    if size > MAX_FILE_BYTES:
         raise SourceError(f"the PDF is {size / 1e6:.1f} MB, over the 20 MB limit: export a smaller one")
     try:
         with pdfplumber.open(path) as pdf:

@@ -17,15 +17,15 @@ from docx.opc.exceptions import PackageNotFoundError
 from docx.text.paragraph import Paragraph
 from lxml import etree
 
-from knowledge.importing.model import Imported, SourceError
-from knowledge.importing.pdf import MAX_PDF_BYTES, humanise
+from knowledge.importing.model import MAX_FILE_BYTES, Imported, SourceError
+from knowledge.importing.pdf import humanise
 
 _HEADING = re.compile(r"^(?:heading|kop)\s*(\d)$", re.I)
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 
 
 def read_docx(path: Path, *, source: str | None = None) -> Imported:
-    if path.stat().st_size > MAX_PDF_BYTES:
+    if path.stat().st_size > MAX_FILE_BYTES:
         raise SourceError("the file is over the 20 MB limit")
     try:
         document = docx.Document(str(path))

@@ -79,7 +79,7 @@ def test_an_encrypted_pdf_is_refused_with_its_reason(tmp_path):
 
 def test_a_pdf_over_the_limit_is_not_opened(tmp_path, monkeypatch):
     path = cv_pdf(tmp_path / "cv.pdf")
-    monkeypatch.setattr(pdf, "MAX_PDF_BYTES", path.stat().st_size - 1)
+    monkeypatch.setattr(pdf, "MAX_FILE_BYTES", path.stat().st_size - 1)
     with pytest.raises(SourceError, match="over the 20 MB limit"):
         pdf.read_pdf(path)
 
