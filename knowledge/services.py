@@ -70,13 +70,19 @@ class _Plan:
         return self.changed or bool(self.size or self.gone or self.moved)
 
 
-def progress_bar(done: int, total: int) -> None:
-    if total < 2 * EMBED_BATCH:
+def progress_bar(done: int, total: int, note: str = "", *, label: str = "embedding",
+                 minimum: int = 2 * EMBED_BATCH, finish: bool = True) -> None:
+    """A bar on the terminal: ``label [###...] done/total note``; nothing for runs under
+    ``minimum``; ``finish``: end the line when done reaches total (else the caller ends it)."""
+    if total < minimum:
         return  # short runs need no bar
     width = 30
     filled = int(width * done / total) if total else width
-    sys.stderr.write(f"\rembedding [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
-    if done >= total:
+    line = f"\r{label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}"
+    if note:  # padded: a shorter note overwrites a longer one
+        line += f" {note if len(note) <= 50 else note[:49] + '…':<50}"
+    sys.stderr.write(line)
+    if finish and done >= total:
         sys.stderr.write("\n")
     sys.stderr.flush()
 

@@ -278,7 +278,7 @@ def _markdown(stream: _Stream, body: float, title: _Line | None) -> str:
                 blocks.append(["#" * heading + " " + text])
             previous = line
             continue
-        if previous is not None and not blocks[-1:] == [current] and current and not _close_below(previous, line):
+        if current and previous is not None and not _close_below(previous, line):
             close()
         if current and previous is not None and _wrapped(previous, line, stream):
             current[-1] += ("" if current[-1].endswith("-") else " ") + text

@@ -84,6 +84,19 @@ class Daphne:
                 self.kill()
 
 
+def turns_finished(timeout: float = 60) -> None:
+    """Wait until no turn of a live server holds its conversation's advisory lock: a turn whose
+    client stopped reading goes on writing, and a test database flushed under it deadlocks."""
+    deadline = time.monotonic() + timeout
+    with connection.cursor() as cursor:
+        while time.monotonic() < deadline:
+            cursor.execute("SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database "
+                           "WHERE l.locktype = 'advisory' AND d.datname = current_database()")
+            if cursor.fetchone()[0] == 0:
+                return
+            time.sleep(0.2)
+
+
 @pytest.fixture
 def processes():
     """Every process a test starts is stopped afterwards, killed if need be."""

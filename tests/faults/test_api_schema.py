@@ -4,16 +4,13 @@ generated request may get a 5xx; bad input is a 4xx with a code."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 import schemathesis
-from django.db import connection
 from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 from schemathesis.checks import not_a_server_error
 
-from tests.faults.conftest import Daphne, twin_env
+from tests.faults.conftest import Daphne, turns_finished, twin_env
 from twinsite.api import api
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -34,18 +31,10 @@ def api_server(django_db_setup, django_db_blocker, tmp_path_factory):
 
 @pytest.fixture(autouse=True)
 def _turns_finished(api_server):
-    """A chat turn the generated request's client stopped reading goes on in the server, and the
-    test database is flushed after each case: a turn still writing deadlocks the flush (seen in
-    a clean clone's run). Afterwards, wait until no turn holds its conversation's advisory lock."""
+    """A generated chat request's turn may go on after its client stopped reading (seen in a
+    clean clone's run: the flush after the case deadlocked with it)."""
     yield
-    deadline = time.monotonic() + 60
-    with connection.cursor() as cursor:
-        while time.monotonic() < deadline:
-            cursor.execute("SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database "
-                           "WHERE l.locktype = 'advisory' AND d.datname = current_database()")
-            if cursor.fetchone()[0] == 0:
-                return
-            time.sleep(0.2)
+    turns_finished()
 
 
 @schema.parametrize()

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from functools import partial
 from pathlib import Path
 
 from django.conf import settings
@@ -13,6 +14,7 @@ from knowledge.content import KINDS, LANGS
 from knowledge.importing.files import Status, owner_name, plan, write, write_owner
 from knowledge.importing.sources import read_sources
 from knowledge.models import TaughtAnswer
+from knowledge.services import progress_bar
 
 
 class Command(BaseCommand):
@@ -40,8 +42,9 @@ class Command(BaseCommand):
         logging.getLogger("httpx").setLevel(logging.WARNING)
         logging.getLogger("trafilatura").setLevel(logging.ERROR)
         bar = sys.stderr.isatty() and options["verbosity"] > 0
+        bar_fn = partial(progress_bar, label="reading", minimum=0, finish=False) if bar else None
         reading = read_sources(options["sources"], kind=options["kind"], lang=options["lang"],
-                               max_pages=options["max_pages"], progress=_bar if bar else None)
+                               max_pages=options["max_pages"], progress=bar_fn)
         if bar:
             sys.stderr.write("\n")
         entries = plan(reading.docs, root, force=options["force"], taken_titles=_taught_titles())
@@ -100,10 +103,3 @@ def _taught_titles() -> set[str]:
 
 def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def _bar(done: int, total: int, note: str) -> None:
-    width = 30
-    filled = int(width * done / total) if total else width
-    sys.stderr.write(f"\rreading [{'#' * filled}{'.' * (width - filled)}] {done}/{total} {_cut(note, 50):<50}")
-    sys.stderr.flush()
