@@ -169,7 +169,7 @@ class DocumentAdmin(ReadOnlyAdmin):
         form = ImportForm(request.POST or None, request.FILES or None)
         if request.method == "POST" and form.is_valid():
             _forget_old_uploads()
-            sources, uploads = [form.cleaned_data["address"]], []
+            sources, uploads, labels = [form.cleaned_data["address"]], [], {}
             upload = form.cleaned_data["file"]
             if upload:
                 folder = settings.TWIN_IMPORT_DIR / uuid.uuid4().hex
@@ -179,9 +179,9 @@ class DocumentAdmin(ReadOnlyAdmin):
                 with target.open("wb") as handle:
                     for part in upload.chunks():
                         handle.write(part)
-                sources, uploads = [str(target)], [str(target)]
+                sources, uploads, labels = [str(target)], [str(target)], {str(target): target.name}
             job = self._start_import(request, {
-                "sources": sources, "uploads": uploads, "kind": form.cleaned_data["kind"],
+                "sources": sources, "uploads": uploads, "labels": labels, "kind": form.cleaned_data["kind"],
                 "lang": form.cleaned_data["lang"], "max_pages": form.cleaned_data["max_pages"], "dry_run": True})
             if job is not None:
                 return HttpResponseRedirect(reverse("admin:knowledge_import_preview", args=[job.pk]))

@@ -42,6 +42,7 @@ def knowledge_import_task(job_id: int) -> str:
     def work(progress) -> str:
         reading = read_sources(args["sources"], kind=args.get("kind") or None, lang=args.get("lang") or None,
                                max_pages=int(args.get("max_pages") or 50), public_only=True,
+                               labels=args.get("labels") or {},
                                progress=lambda done, total, note: progress(done, total, f"reading {note}"))
         root = settings.TWIN_KNOWLEDGE_DIR
         entries = plan(reading.docs, root, taken_titles=set(TaughtAnswer.objects.values_list("question", flat=True)))

@@ -27,14 +27,16 @@ class Reading:
 
 def read_sources(sources: list[str], *, kind: str | None = None, lang: str | None = None, max_pages: int = 50,
                  progress: Callable[[int, int, str], None] | None = None, client: httpx.Client | None = None,
-                 public_only: bool = False) -> Reading:
+                 public_only: bool = False, labels: dict[str, str] | None = None) -> Reading:
     """Every source read; one that fails, for whatever reason, is one line in ``failed`` and the
-    others go on. ``public_only``: web addresses must resolve to public addresses (the admin)."""
+    others go on. ``public_only``: web addresses must resolve to public addresses (the admin).
+    ``labels``: the name a file goes by instead of its path (an upload: the owner's file name, the
+    same for every upload of it, so a new upload updates the document it wrote before)."""
     reading = Reading()
     for source in sources:
         try:
             docs, skipped = _read(source, max_pages=max_pages, progress=progress, client=client,
-                                  public_only=public_only)
+                                  public_only=public_only, label=(labels or {}).get(source))
         except SourceError as exc:
             reading.failed.append((source, str(exc)))
             continue
@@ -46,14 +48,15 @@ def read_sources(sources: list[str], *, kind: str | None = None, lang: str | Non
     return reading
 
 
-def _read(source: str, *, max_pages: int, progress, client, public_only: bool) -> tuple[list[Imported], list[Skipped]]:
+def _read(source: str, *, max_pages: int, progress, client, public_only: bool,
+          label: str | None = None) -> tuple[list[Imported], list[Skipped]]:
     if re.match(r"https?://", source, re.I):
         return web.read_site(source, max_pages=max_pages, progress=progress, client=client, public_only=public_only)
     path = Path(source).expanduser()
     if not path.exists():
         raise SourceError("no such file or folder")
     # the file or folder as the owner named it (a second "cv.pdf" in another folder is another source)
-    name = Path(source).as_posix().removeprefix("./")
+    name = label or Path(source).as_posix().removeprefix("./")
     if path.is_dir():
         if not ssg.is_site_folder(path):
             raise SourceError("a folder without Markdown files (.md, .markdown, .mdx)")

@@ -85,6 +85,15 @@ def test_the_admin_previews_an_upload_then_the_worker_writes_and_syncs_it(settin
     assert Document.objects.get().title == "Curriculum vitae Tamsin Okafor"
     assert not any(settings.TWIN_IMPORT_DIR.rglob("*.pdf"))  # the upload is gone once imported
 
+    # the same file uploaded again is the same source: its document is unchanged, not doubled,
+    # and the page names the owner's file, not where the server kept it
+    with (tmp_path / "Tamsin Okafor CV.pdf").open("rb") as upload:
+        again = owner.post(reverse("admin:knowledge_import"), {"file": upload, "max_pages": 50})
+    knowledge_import_task.call(Job.objects.order_by("-pk").first().pk)
+    page = owner.get(again["Location"]).content.decode()
+    assert "<td>unchanged</td>" in page and "Tamsin-Okafor-CV.pdf" in page
+    assert str(settings.TWIN_IMPORT_DIR) not in page
+
 
 @pytest.mark.django_db
 def test_the_import_form_wants_one_source_of_a_kind_it_reads(settings, tmp_path):
