@@ -127,6 +127,15 @@ def _screen_views(text: str, *, quoting: bool) -> Verdict | None:
     return None
 
 
+def instructs(text: str) -> bool:
+    """Whether the pattern screen reads instructions to the twin in a text (its injection rules,
+    over every view): the one vocabulary of injections, which the offline answerer asks again
+    before it drafts anything in the owner's name."""
+    text = text[:HARD_MAX_CHARS]
+    return any(first_hit(view.text, guards=("injection",), compact=view.name == "squashed") is not None
+               for view in views(text))
+
+
 def screen(text: str) -> Verdict | None:
     """The first guard that fires, or None."""
     text = text[:HARD_MAX_CHARS]

@@ -1,7 +1,8 @@
 """A passage's text as its sentences: split at sentence ends and line breaks (a list item is a
 sentence of its own), with a Markdown table read row by row, each cell after its column's header.
-The one splitter of written text: the offline twin quotes these sentences. (A visitor's message
-is read by the readers of questions, which split it more loosely.)"""
+The one splitter of written text: the offline twin quotes these sentences. A visitor's message is
+split more loosely (``message_sentences``): a visitor writes "i'm jan. can she start?" in lower
+case, and an e-mail address's dots end nothing."""
 
 from __future__ import annotations
 
@@ -27,6 +28,15 @@ def split_sentences(text: str) -> list[str]:
         else:
             merged.append(" ".join(piece.split()))
     return merged
+
+
+_MESSAGE_BREAK = re.compile(r"(?<=[.?!])\s+|\n+")
+
+
+def message_sentences(text: str) -> list[str]:
+    """A visitor's message as its sentences: split after an end mark followed by a space, and at
+    line breaks (an e-mail address's dots do not end one); marks alone are no sentence."""
+    return [s.strip() for s in _MESSAGE_BREAK.split(text) if s.strip(" .?!")]
 
 
 _ROW = re.compile(r"^\s*\|(.*)\|\s*$")

@@ -16,14 +16,12 @@ from knowledge.watch import WATCH
 from text import topics
 from text.counterparts import counterparts
 from text.language import detect_language
+from text.lexicon import question_words
 from text.words import PARTS
 
 logger = logging.getLogger(__name__)
 # Question words carry no content, and Postgres' stop lists keep some of them ("waar", "welke").
-QUESTION_WORDS = frozenset(
-    "what which who whom whose where when why how does did do can could would is are was "
-    "wat welk welke wie waar wanneer waarom hoe hoeveel heeft hebben kan kun kunt zou".split()
-)
+QUESTION_WORDS = question_words()
 # A word of a topic the question names (text.topics: "study" names education, so
 # "degree", "university" and "opleiding" join the query) counts this much of the visitor's own.
 EXPANSION_WEIGHT = 0.5

@@ -12,6 +12,7 @@ from django.conf import settings
 
 from knowledge.embedders import Embedder
 from text import topics
+from text.lexicon import owner_references
 
 if TYPE_CHECKING:
     from knowledge.search import SearchHit
@@ -31,18 +32,12 @@ ALL_WORDS_LEXICAL = 0.05
 # the model's (or the offline twin's sentence choice's) to decide. Fail closed: the smallest
 # relaxation measured to help (BENCHMARKS.md, "Relevance floor").
 ABOUT_OWNER_LEXICAL = 0.03
-# How a visitor names the owner besides the name: a pronoun of the third person (the twin
-# speaks of its owner in the third person) or "the owner". Not Dutch "zijn" (also "are").
-_OWNER_WORDS = frozenset(
-    "she he they her his their him them hers theirs herself himself themselves owner "
-    "zij ze hij haar hun hem hen eigenaar".split()
-)
 
 
 def about_owner(question: str, owner: str) -> bool:
     """Whether a question asks about the owner: it names them ("Where did Noor study?") or
     speaks of them in the third person ("Has he worked abroad?", "Wat kost ze per dag?")."""
-    return bool(set(topics.words(question)) & (_OWNER_WORDS | set(topics.name_words(owner))))
+    return not owner_references(owner).isdisjoint(topics.words(question))
 
 
 def relevance(hits: list[SearchHit], embedders: Sequence[Embedder], question: str) -> list[bool]:

@@ -12,9 +12,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from guards.rules import instructs
+from text.lexicon import shared
+from text.sentences import message_sentences
 from text.topics import content_words, name_words
 
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_LEXICON = shared()
 # "near" words: at most this many characters between the parts of a phrase
 _GAP = r"[^.?!\n]{0,40}?"
 
@@ -23,17 +27,27 @@ def _patterns(owner: str) -> dict[str, re.Pattern]:
     """The intent patterns, with the owner's own names among the ways to say "her"."""
     names = "|".join(re.escape(w) for w in name_words(owner)) or "the owner"
     return {"contact": _contact_pattern(names), "availability": _availability_pattern(names),
-            "hire": _HIRE, "override": _OVERRIDE}
+            "hire": _HIRE}
 
 
 def _objects(names: str) -> tuple[str, str]:
     """The ways to say "her" (or "him", "you", the owner's name) in English and in Dutch."""
-    return rf"(?:her|him|them|you|{names})", rf"(?:haar|hem|jou|je|u|{names})"
+    return tuple(_any(_LEXICON.of("owner.objects", lang) + _LEXICON.of("owner.addressed", lang), names)
+                 for lang in ("en", "nl"))
+
+
+def _subjects(names: str) -> tuple[str, str]:
+    """The ways to say "she" (or "he", "they", the owner's name) in English and in Dutch."""
+    return tuple(_any(_LEXICON.of("owner.subjects", lang), names) for lang in ("en", "nl"))
+
+
+def _any(words: tuple[str, ...], names: str) -> str:
+    return "(?:" + "|".join([*words, names]) + ")"
 
 
 def _contact_pattern(names: str) -> re.Pattern:
     """A request to get in touch with the owner or to pass a message on."""
-    them, hem = _objects(names)
+    (them, hem), (she, ze) = _objects(names), _subjects(names)
     return re.compile("|".join([
         # English
         r"\bcontact\w*\b", r"\bget (?:in )?touch\b", r"\bin touch\b",
@@ -47,7 +61,7 @@ def _contact_pattern(names: str) -> re.Pattern:
         rf"\b(?:set up|schedule|book|arrange|plan)\b{_GAP}\b(?:call|meeting|chat|intro|appointment)\b",
         rf"\bhave {them} (?:call|contact|e-?mail|get back to)\b",
         rf"\b(?:for|so) {them} to (?:call|contact|e-?mail|reach|get back to)\b",
-        rf"\b(?:she|he|they|{names})\b{_GAP}\b(?:call|e-?mail|mail|contact|phone|ring|text|reach|get back to)"
+        rf"\b{she}\b{_GAP}\b(?:call|e-?mail|mail|contact|phone|ring|text|reach|get back to)"
         r" (?:me|us)\b",
         # Dutch
         rf"\bbericht(?:je)?\b{_GAP}\b(?:door\w*|stuur\w*|verstuur\w*|geven|geef|achter\w*|over\w*|sturen)\b",
@@ -55,7 +69,7 @@ def _contact_pattern(names: str) -> re.Pattern:
         rf"\b(?:mail|mailen|e-?mailen|bel|bellen|spreken|benaderen|ontmoeten)\s+{hem}\b",
         rf"\b{hem}\b{_GAP}\b(?:mailen|e-?mailen|bellen|spreken|benaderen|ontmoeten|bereiken|laten weten)\b",
         r"\bbereik\w*\b", rf"\blaat {hem} weten\b", rf"\bzeg (?:tegen )?{hem}\b",
-        rf"\b(?:ze|hij|zij|{names})\b{_GAP}\b(?:mij|me|ons) (?:terug)?(?:bellen|mailen|benaderen|contacteren)\b",
+        rf"\b{ze}\b{_GAP}\b(?:mij|me|ons) (?:terug)?(?:bellen|mailen|benaderen|contacteren)\b",
         rf"\b(?:afspraak|gesprek|belafspraak|kennismaking)\b{_GAP}\b(?:maken|inplannen|plannen|regelen)\b",
         r"\bin gesprek\b", r"\bkennismaken\b",
     ]), re.IGNORECASE)
@@ -72,7 +86,7 @@ _WORKING = re.compile(r"\b(?:work|works|worked|working|werk|werkt|werken|werkte|
 
 def _availability_pattern(names: str) -> re.Pattern:
     """A question about when the owner can start, how much, or whether she takes on work."""
-    them, hem = _objects(names)
+    (them, hem), (she, ze) = _objects(names), _subjects(names)
     return re.compile("|".join([
         # English
         r"\bavailab\w*", r"\bfree-?lanc\w*", r"\b(?:day|daily|hourly|hour|per diem)\s+rates?\b",
@@ -84,7 +98,7 @@ def _availability_pattern(names: str) -> re.Pattern:
         rf"\b(?:when|how soon|how quickly)\b{_GAP}\b(?:can|could|would|will|might|is|are)\b{_GAP}"
         r"\b(?:start|begin|join|be available|be free|take on|work for|work with)\b",
         r"\bstart(?:ing)? date\b",
-        rf"\b(?:can|could|would|will) (?:she|he|they|{names})\b{_GAP}\b(?:start|begin|join)\b",
+        rf"\b(?:can|could|would|will) {she}\b{_GAP}\b(?:start|begin|join)\b",
         r"\bbudget\b", r"\b(?:room|capacity|bandwidth|time) for (?:a|an|another|new|our|my)\b",
         r"\b(?:open|available) (?:to|for) (?:new |a new |any )?(?:work|projects?|assignments?|opportunities|"
         r"clients?|offers?|roles?|jobs?|engagements?|gigs?|freelance)\b",
@@ -103,7 +117,7 @@ def _availability_pattern(names: str) -> re.Pattern:
         r"\bvaste baan\b", r"\bfulltime\b", r"\bparttime\b", r"\bzzp\w*",
         r"\bnieuwe opdracht\w*", rf"\b(?:kan|kun|zou|wil) {hem} (?:beginnen|starten|instappen)\b",
         rf"\b(?:ruimte|tijd|plek|capaciteit)\b{_GAP}\b(?:opdracht\w*|project\w*|klus)",
-        rf"\b(?:kan|kun|zou|wil) (?:ze|hij|zij|{names})\b{_GAP}\b(?:beginnen|starten|instappen)\b",
+        rf"\b(?:kan|kun|zou|wil) {ze}\b{_GAP}\b(?:beginnen|starten|instappen)\b",
     ]), re.IGNORECASE)
 
 
@@ -114,15 +128,9 @@ _PRIZE = re.compile(rf"\b{_WON}\b{_GAP}\bprijs\b|\bprijs\b{_GAP}\b{_WON}\b", re.
 # Asking to hire or work with the owner and leaving an address is asking to be put in touch.
 _HIRE = re.compile(r"\b(?:hire|hiring|work with|working with|collaborat\w*|project|opportunit\w*|offer|proposal|"
                    r"assignment|inhuren|samenwerk\w*|opdracht\w*|vacature|aanbod|voorstel)\b", re.IGNORECASE)
-# Instructions to the twin itself, not a question about the owner or a message for her.
-_OVERRIDE = re.compile("|".join([
-    rf"\b(?:ignore|disregard|forget|override|bypass|skip)\b{_GAP}\b(?:instructions?|rules?|prompts?|"
-    r"guidelines?|previous|above|everything|restrictions?|guardrails?|policy|policies)\b",
-    r"\bsystem prompt\b", r"\byou are now\b", r"\bfrom now on you\b", r"\bpretend (?:to be|you)\b",
-    r"\bact as\b", r"\bjailbreak\w*", r"\bdeveloper mode\b", r"\bon (?:her|his|their|\w+'s) behalf\b",
-    rf"\b(?:negeer|vergeet|omzeil)\b{_GAP}\b(?:instructies?|regels?|prompt|opdrachten?|alles|beperkingen)\b",
-    r"\bsysteemprompt\b", r"\bje bent nu\b", r"\bdoe alsof\b", r"\bnamens (?:haar|hem|\w+)\b",
-]), re.IGNORECASE)
+# A message to send "on her behalf" asks the twin to act as the owner: the one action it takes
+# for her is passing a visitor's own message on.
+_ON_BEHALF = re.compile(r"\bon (?:her|his|their|\w+'s) behalf\b|\bnamens (?:haar|hem|\w+)\b", re.IGNORECASE)
 
 
 _NAME_WORD = r"[A-Z][\w'-]+"
@@ -142,15 +150,15 @@ _NOT_NAMES = frozenset(
     "curious wondering from with cto ceo hr on in at just also still benieuwd op geinteresseerd geïnteresseerd "
     "nederlands nederlandse duits duitse engels engelse bezig".split()
 )
+# A question opens with a question word, the verb ("Does she ...?", "Spreekt hij ...?": these
+# verbs open most questions about someone's work) or a request to tell.
 _QUESTION_START = re.compile(
-    r"^(?:what|which|who|whom|whose|where|when|why|how|is|are|was|were|does|do|did|has|have|had|can|could|"
-    r"would|will|should|may|tell me|wat|welke?|wie|waar|wanneer|waarom|hoe|hoeveel|is|zijn|was|heeft|hebben|"
-    r"kan|kun|kunt|doet|doen|werkt|spreekt|geeft|neemt|zou|vertel|noem)\b",
+    rf"^{_LEXICON.alternation('question.words', 'question.auxiliaries', 'question.requests')}\b|"
+    r"^(?:may|zijn|doet|doen|werkt|spreekt|geeft|neemt)\b",
     re.IGNORECASE,
 )
-_BREAK = re.compile(r"(?<=[.?!])\s+|\n+")
 # A sentence about getting in touch that starts like this asks how it works; it is not a request.
-_ASKS_HOW = re.compile(r"(?:what|when|where|why|how|which|who|if|wat|wanneer|waar|waarom|hoe|welke?|wie|als)\b",
+_ASKS_HOW = re.compile(rf"(?:{_LEXICON.alternation('question.words')}|if|als)\b",
                        re.IGNORECASE)
 # A short question with one of these words refers to the previous one: "How was it evaluated?"
 # ("this", "dat" and "het" only as the last word: elsewhere they are articles or conjunctions)
@@ -180,11 +188,6 @@ def find_name(text: str) -> str | None:
     return None
 
 
-def sentences(text: str) -> list[str]:
-    """A message's sentences (an e-mail address's dots do not end one)."""
-    return [s.strip() for s in _BREAK.split(text) if s.strip(" .?!")]
-
-
 def is_question(sentence: str) -> bool:
     return sentence.rstrip().endswith("?") or bool(_QUESTION_START.match(sentence.strip()))
 
@@ -204,7 +207,9 @@ class IntentReader:
         return bool(self.patterns["availability"].search(text) or (_WEEKLY.search(text) and _WORKING.search(text)))
 
     def overrides(self, text: str) -> bool:
-        return bool(self.patterns["override"].search(text))
+        """Instructions to the twin itself (the guards' injection vocabulary), or a message to send
+        in the owner's name: no tool, no draft."""
+        return instructs(text) or bool(_ON_BEHALF.search(text))
 
     def plan(self, text: str, earlier: list[str], asked_details: bool) -> Plan:
         """``earlier``: the visitor's earlier messages, oldest first; ``asked_details``: the twin's
@@ -212,7 +217,7 @@ class IntentReader:
         text = text.strip()
         if self.overrides(text):
             return Plan(refused=True)
-        parts = sentences(text) or [text]
+        parts = message_sentences(text) or [text]
         contact_parts = [s for s in parts if self._about_contact(s)]
         questions = [s for s in parts if s not in contact_parts and is_question(s)]
         # After the twin asked for details, the reply is the message unless it is only a new question.

@@ -6,11 +6,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from chat.providers.offline.lexicon import (
-    _MONTHS,
-)
 from text import quotes, topics
 from text.counterparts import counterparts
+from text.lexicon import shared
 from text.words import NAMED
 
 # Who introduces themselves names no subject: "I'm Jan from Acme. What does she charge?" (only
@@ -41,7 +39,7 @@ _GERMAN = frozenset("ist sie und nicht für auch oder einen einer eines unser un
 # how people are addressed, not what is asked about ("Ms Visser", "mevr. Bakker")
 _TITLES = frozenset("mr mrs ms miss dr prof sir madam dhr mevr mevrouw meneer heer drs".split())
 # dates in other words than the months': short forms and the holidays that name a time of year
-_CALENDAR = frozenset(_MONTHS.split()) | frozenset(
+_CALENDAR = shared().words("calendar.months") | shared().words("calendar.days") | frozenset(
     "jan feb mar apr jun jul aug sep sept oct nov dec mrt okt mon tue tues wed thu thur thurs fri sat sun "
     "christmas xmas easter whitsun kerst kerstmis pasen pinksteren koningsdag".split())
 

@@ -11,53 +11,28 @@ from __future__ import annotations
 
 import re
 
-from chat.providers.offline.lexicon import THEN
+from chat.providers.offline.lexicon import THEN, WORDS
 from chat.providers.offline.question import question_kind
 from text import topics
+from text.lexicon import owner_references, shared
 
 # What visitors call each kind of document that comes in numbers (a site has one CV, one about
 # page, but many projects and articles).
-KIND_WORDS: dict[str, frozenset[str]] = {
-    "project": frozenset("project projects projecten portfolio built build made gebouwd gemaakt bouwde maakte "
-                         "worked gewerkt werkte werkten".split()),
-    "article": frozenset("article articles artikel artikelen blog blogs post posts essay essays paper papers writing "
-                         "writings "
-                         "written wrote write publications publication published publicaties gepubliceerd "
-                         "geschreven schreef schrijft".split()),
-}
+KIND_WORDS: dict[str, frozenset[str]] = {kind: WORDS.words(f"documents.{kind}") for kind in ("project", "article")}
 # Words that leave a question as general as it was: verbs of having and doing, the owner, and
 # ways to ask for a list.
-_GENERAL = frozenset(
-    "done do does did doing gedaan doe doet deed has have had heeft hebben list lijst overview overzicht "
-    "all alle some any anything something iets examples voorbeelden other andere recent recente recently onlangs "
-    "owner eigenaar "
-    "on aan tell vertel vertellen show toon give geef geven "
-    # asking for a few by name: "Can you name a few projects?", "Kun je een paar projecten noemen?"
-    "name mention few couple several paar enkele noemen noem opnoemen me mij "
-    # words that only soften or summarise a question: "what does she actually do?", "in a
-    # nutshell", "wat doet hij eigenlijk?", "aan welke projecten heeft ze zoal gewerkt?"
-    "actually really exactly basically mainly mostly generally general briefly brief short nutshell summary "
-    "summarise summarize overall eigenlijk precies zoal vooral voornamelijk algemeen kort korte samengevat "
-    "kortom".split()
-)
-_PROFILE_WORDS = frozenset(
-    "work works job jobs kind sort type profession occupation role field werk werkt baan beroep soort vak "
-    "functie rol doing doe doet does do did living leven "
-    # what someone is known for, and the text that says who someone is ("a short bio")
-    "speciality specialty specialism specialities specialties expertise specialisatie specialiteit vakgebied "
-    "bio biography biografie".split()
-)
+_SHARED = shared()
+_GENERAL = WORDS.words("overview.general")
+# what a question about the owner's work or profile is made of, and what says who someone is
+# ("a short bio")
+_PROFILE_WORDS = WORDS.words("overview.profile")
 # The question word opens the question, after a preposition at most ("Aan welke projecten ...?",
 # "For which clients ...?"), or after a clause of nothing but softening words ("In a nutshell,
 # what ...?"; not "Other than work, what does she do?").
 _ASKS = re.compile(r"^\s*(?:(?:aan|in|met|voor|bij|op|van|over|at|for|with|on|from|to)\s+)?"
                    r"(?:what|who|which|tell|wat|wie|welke?|vertel)\b", re.IGNORECASE)
-_SOFTENING = frozenset(
-    "so well ok okay and but in a short nutshell brief briefly general overall dus nou oké oke en maar kort kortom "
-    "gezegd samengevat het algemeen "
-    # greetings before the question: "hi, who is Sam?", "Hoi, wat doet ze?"
-    "hi hello hey hiya hoi hallo hai goedemorgen goedemiddag goedenavond".split()
-)
+# words that only soften or summarise what follows, and greetings ("hi, who is Sam?")
+_SOFTENING = WORDS.words("overview.softening")
 # the same words before the question word without a comma: "so what does she do for a living?"
 _LEADING = re.compile(r"^\s*(?:(?:" + "|".join(sorted(_SOFTENING - {"in", "a", "het"}, key=len, reverse=True))
                       + r")\b[\s!.]*)+", re.IGNORECASE)
@@ -78,9 +53,8 @@ _LAST_QUESTION = re.compile(r"[^.!:;?\n]*\?\s*")
 # a question and what it asks for in more words after it ("Has she written anything? Articles, books?")
 _SAID_AGAIN = re.compile(r"([^.!:;?\n]*\?)\s+[^.!:;?\n]*\?\s*")
 # what opens a question of its own: a question word or a verb first
-_OWN_QUESTION = re.compile(r"^\s*(?:what|who|whom|which|where|when|why|how|wat|wie|welke?|waar|wanneer|waarom|hoe|"
-                           r"is|are|was|were|do|does|did|has|have|had|can|could|will|would|should|may|heeft|hebben|"
-                           r"zijn|kan|kun|kunt|wil|wilt|moet|mag|doet|doen|gaat|tell|vertel)\b", re.IGNORECASE)
+_OWN_QUESTION = re.compile(rf"^\s*(?:{_SHARED.alternation('question.words', 'question.auxiliaries')}|tell|vertel|"
+                           r"may|zijn|wil|wilt|moet|mag|doet|doen|gaat)\b", re.IGNORECASE)
 _TAILS = 3  # separators read back from the end: a question is one of the last sentences
 
 
@@ -118,8 +92,7 @@ def _asks(question: str) -> str | None:
 
 
 def _rest(question: str, owner: str) -> set[str]:
-    owner_words = set(topics.words(owner))
-    return {w for w in topics.content_words(question) if w not in owner_words}
+    return {w for w in topics.content_words(question) if w not in owner_references(owner)}
 
 
 def overview_kind(question: str, owner: str) -> str | None:
@@ -141,9 +114,10 @@ def asks_profile(question: str, owner: str) -> bool:
     # "Who is Noor?" asks for the profile too; "where", "when", "how many" ask for one fact
     question = _question_part(question)
     # asked as a request, it names the owner or what the profile tells ("Can you give me a short
-    # bio?"): "Can you tell me more about it?" follows up on the question before
+    # bio?"): "Can you tell me more about it?" (or "them") follows up on the question before
+    named = not set(topics.name_words(owner)).isdisjoint(topics.words(question))
     question = _asks(question) or (question if _REQUEST.search(question) and (
-        set(topics.words(question)) & set(topics.words(owner)) or _rest(question, owner) & _PROFILE_WORDS) else None)
+        named or _rest(question, owner) & _PROFILE_WORDS) else None)
     # "What did she do before that?", "Wat deed hij daarvoor?": one time of her work, not the profile
     if question is None or question_kind(question) not in (None, "who") or THEN.search(question):
         return False

@@ -163,6 +163,14 @@ async def test_instructions_dressed_up_as_a_message_are_not_drafted(text):
     assert shown == say("refuse.injection", "en" if "Negeer" not in text else "nl", owner=OWNER)
 
 
+@pytest.mark.parametrize("text", ["Could he act as interim product owner for a quarter?",
+                                  "Does she switch on a developer mode in the apps she builds?"])
+async def test_words_of_an_injection_in_a_question_about_the_owner_are_searched(text):
+    """The offline answerer refuses what the guards' injection rules read as orders, nothing of
+    its own: a role or a mode named in a question about the owner's work is looked up."""
+    assert [name for name, _ in await tools_for(asked(text))] == ["search_knowledge"]
+
+
 def turn_with_result(question: str, payload: dict, tool: str = "search_knowledge") -> list[dict]:
     call = {"id": "c1", "type": "function", "function": {"name": tool, "arguments": "{}"}}
     return [{"role": "user", "content": question},

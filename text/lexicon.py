@@ -1,0 +1,79 @@
+"""Word lists kept as data, one file per language (``data/en.toml``, ``data/nl.toml``), read by
+one reader. The shared vocabulary lives here: question words, the ways a visitor refers to the
+owner, months and days, numbers written as words, units of time. A reader of its own (the
+offline answerer) keeps its lists in a folder of the same shape and reads them with ``Lexicon``.
+
+A key's value is a string of words separated by white space; ``_`` joins the words of a phrase
+("how_long"). A key missing from one language's file is an empty list there.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from functools import cache
+from pathlib import Path
+
+LANGUAGES = ("en", "nl")
+
+
+class Lexicon:
+    """The word lists of one folder, per language and merged."""
+
+    def __init__(self, folder: Path) -> None:
+        self._lists: dict[str, dict[str, tuple[str, ...]]] = {}
+        for lang in LANGUAGES:
+            with open(folder / f"{lang}.toml", "rb") as fh:
+                data = tomllib.load(fh)
+            self._lists[lang] = {key: tuple(w.replace("_", " ") for w in value.split())
+                                 for key, value in _flat(data).items()}
+
+    def of(self, key: str, lang: str) -> tuple[str, ...]:
+        """One language's list (``()`` when that language has none)."""
+        if not any(key in lists for lists in self._lists.values()):
+            raise KeyError(key)
+        return self._lists[lang].get(key, ())
+
+    def words(self, key: str) -> frozenset[str]:
+        """A list in both languages, as one set."""
+        return frozenset(w for lang in LANGUAGES for w in self.of(key, lang))
+
+    def alternation(self, *keys: str) -> str:
+        """The lists' words and phrases as a regular expression's group, longest first (so a
+        phrase wins over its first word), each escaped; a phrase's space matches any white space."""
+        found = {w for key in keys for w in self.words(key)}
+        escaped = (re.escape(w).replace(r"\ ", r"\s+") for w in sorted(found, key=lambda w: (-len(w), w)))
+        return "(?:" + "|".join(escaped) + ")"
+
+
+def _flat(data: dict, prefix: str = "") -> dict[str, str]:
+    """``[owner] subjects = ...`` as ``owner.subjects``."""
+    out: dict[str, str] = {}
+    for key, value in data.items():
+        if isinstance(value, dict):
+            out |= _flat(value, f"{prefix}{key}.")
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+@cache
+def shared() -> Lexicon:
+    """The vocabulary every reader shares (``text/data``)."""
+    return Lexicon(Path(__file__).resolve().parent / "data")
+
+
+def question_words() -> frozenset[str]:
+    """Words that open or frame a question and carry no content: "what", "where", "hoeveel",
+    and the verbs a question starts with ("does", "heeft")."""
+    lexicon = shared()
+    return lexicon.words("question.words") | lexicon.words("question.auxiliaries")
+
+
+def owner_references(owner: str) -> frozenset[str]:
+    """The words a visitor names the owner with: their name's words, the third person (the twin
+    speaks of its owner in the third person) and "the owner"."""
+    from text.topics import name_words
+
+    lexicon = shared()
+    return frozenset(name_words(owner)) | lexicon.words("owner.third_person") | lexicon.words("owner.nouns")
