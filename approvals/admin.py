@@ -1,5 +1,5 @@
 """The owner's approval console. Decisions are buttons and actions that call
-``chat.decisions.approval_decide``: never a generic save, never ``queryset.update()``."""
+``chat.turns.decisions.approval_decide``: never a generic save, never ``queryset.update()``."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from django.utils.translation import gettext_lazy as _
 
 from approvals import errors, selectors
 from approvals.models import ContactMessage, PendingApproval
-from chat.decisions import approval_decide
 from chat.selectors import approval_transcript
+from chat.turns.decisions import approval_decide
 from twinsite.admin_base import ReadOnlyAdmin
 
 ORIGIN_MARKS = {"typed": _("typed by the visitor"), "model": _("⚠ made by the model"), "empty": _("not given")}

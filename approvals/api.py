@@ -12,7 +12,7 @@ from ninja import Router, Schema
 from ninja.security import HttpBearer
 
 from approvals import errors, selectors
-from chat import decisions
+from chat.turns import decisions
 from twinsite.api_errors import ApiError
 
 

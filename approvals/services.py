@@ -2,8 +2,8 @@
 
 Every read or decision is scoped to a conversation where the caller has one: an approval
 belongs to one thread. A decision is recorded here in its transaction; the paused thread is
-chat's, so ``chat.decisions`` records it through ``approval_decision_record`` and enqueues the
-resume after commit. The worker's sweep (``chat.decisions.approvals_sweep``) re-enqueues what a
+chat's, so ``chat.turns.decisions`` records it through ``approval_decision_record`` and enqueues the
+resume after commit. The worker's sweep (``chat.turns.decisions.approvals_sweep``) re-enqueues what a
 crash or a failure left behind (``resumes_due_claim``, ``deliveries_sweep``), so every path is
 idempotent and re-checks the state first. Nothing here imports chat.
 """
@@ -133,10 +133,10 @@ def _validated_edit(approval: PendingApproval, edits: dict) -> dict:
 def approval_decision_record(*, approval_id: int, decision: str, actor: str, reason: str = "",
                     edits: dict | None = None, conversation_id: uuid.UUID | str | None = None) -> PendingApproval:
     """Record the owner's decision: approve, edit (then approve), reject (with a reason) or expire.
-    Consoles call ``chat.decisions.approval_decide``, which calls this and resumes the thread.
+    Consoles call ``chat.turns.decisions.approval_decide``, which calls this and resumes the thread.
 
     The row is locked: of two clicks, two tabs or two staff, one wins and the other gets
-    AlreadyDecided. The thread's resume is chat's (``chat.decisions.approval_decide`` calls this
+    AlreadyDecided. The thread's resume is chat's (``chat.turns.decisions.approval_decide`` calls this
     and enqueues it after commit); ``resume_next_at`` is the sweeper's safety net.
     """
     if decision not in (*DECISIONS, "expire"):

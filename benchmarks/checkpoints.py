@@ -36,7 +36,7 @@ def main(argv: list[str]) -> int:
     from chat.lifecycle import checkpoint_stats, conversation_delete, human_bytes
     from chat.providers import get_provider
     from chat.services import conversation_create
-    from chat.turns import turn_run
+    from chat.turns.run import turn_run
 
     conversation = conversation_create()
     provider = get_provider("offline")

@@ -85,7 +85,7 @@ async def _turns(rows: list[dict]) -> tuple[collections.Counter, collections.Cou
     from chat.checkpoints import close_pools
     from chat.providers import get_provider
     from chat.services import conversation_create
-    from chat.turns import turn_run
+    from chat.turns.run import turn_run
 
     async def ignore(event: dict) -> None:
         return None

@@ -31,7 +31,7 @@ def main() -> None:
 
     django.setup()
     from chat.services import conversation_create
-    from chat.turns import turn_run
+    from chat.turns.run import turn_run
     from twinsite.db import database_sync_to_async
 
     questions = ["What has she built?", "Where has she worked?", "Which stack does she use?", "Wat is haar dagtarief?"]

@@ -100,7 +100,7 @@ async def _turns(args: argparse.Namespace, log: Path, marks: dict[str, int]) -> 
     """A warm-up turn, then ``args.turns`` turns, with the log's size (and the commit count) at each mark."""
     from chat.checkpoints import close_pools
     from chat.services import conversation_create
-    from chat.turns import turn_run
+    from chat.turns.run import turn_run
     from twinsite.db import database_sync_to_async
 
     async def emit(event: dict) -> None:

@@ -1,5 +1,5 @@
 """The chat over HTTP: ``POST /api/chat`` streams the WebSocket's events as server-sent events,
-with the same validation, limits, guards, budget and session binding (``chat.admission``);
+with the same validation, limits, guards, budget and session binding (``chat.turns.admission``);
 ``POST /api/feedback`` rates an answer of the visitor's own conversation."""
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from django.http import StreamingHttpResponse
 from ninja import Router, Schema, Status
 from ninja.utils import check_csrf
 
-from chat.admission import SESSION_KEY, conversation_owned, turn_admit, turn_events, visitor_key
 from chat.embed import conversation_from_token
 from chat.models import Conversation
 from chat.services import (
@@ -31,6 +30,7 @@ from chat.services import (
 )
 from chat.texts import language
 from chat.texts import text as say
+from chat.turns.admission import SESSION_KEY, conversation_owned, turn_admit, turn_events, visitor_key
 from chat.validation import question_problem
 from guards import limits
 from ops.access import staff_may_read

@@ -25,7 +25,7 @@ from twinsite.pool_checks import check_if_idle_async
 # When a run's checkpoint is written: once, when the run ends (answered, failed or paused at an
 # interrupt), not after every super-step (LangGraph's default writes ~7 checkpoints and ~50 rows
 # a turn). What a process killed mid-run loses is that run's progress, which was never kept for
-# use anyway: the sweeper (``chat.recovery``) finds the thread where the turn before left it and
+# use anyway: the sweeper (``chat.turns.recovery``) finds the thread where the turn before left it and
 # records the turn as aborted; a contact request drafted in that run stays a request (its row is
 # written by the node) and is carried out on approval without the thread
 # (``done_without_thread``). Every graph run passes it.

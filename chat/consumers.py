@@ -1,7 +1,7 @@
 """The chat WebSocket: one conversation per socket, one turn at a time.
 
 Protocol: docs/PROTOCOL.md. The consumer parses frames and starts turns through
-``chat.admission`` (ownership, turn limits, errors as events, shared with ``POST /api/chat``);
+``chat.turns.admission`` (ownership, turn limits, errors as events, shared with ``POST /api/chat``);
 every failure a visitor can cause is answered with an ``error`` event carrying a code, never a crash.
 """
 
@@ -17,7 +17,6 @@ from urllib.parse import parse_qs
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 
-from chat.admission import SESSION_KEY, conversation_owned, rejection_event, turn_admit, turn_events
 from chat.embed import SOCKET_PROTOCOL, conversation_from_token, socket_token
 from chat.locks import conversation_running
 from chat.models import Conversation
@@ -25,6 +24,7 @@ from chat.selectors import conversation_since
 from chat.services import TurnRejected, conversation_group, ip_hash
 from chat.texts import language, language_from_scope
 from chat.texts import text as say
+from chat.turns.admission import SESSION_KEY, conversation_owned, rejection_event, turn_admit, turn_events
 from chat.validation import frame_problem, question_problem
 from guards import limits
 from ops.access import staff_may_read

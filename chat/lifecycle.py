@@ -36,11 +36,11 @@ from approvals import services as approval_services
 from approvals.models import PendingApproval
 from budget import services as budget_services
 from budget.models import LedgerEntry
-from chat.admission import SESSION_KEY
 from chat.checkpoints import sync_saver_connection
 from chat.locks import lock_key
 from chat.models import AgentTrace, Conversation, Message, PromptSnapshot, TurnLog, UnansweredQuestion
 from chat.services import traces_purge
+from chat.turns.admission import SESSION_KEY
 from guards import services as guard_services
 from guards.models import GuardIncident
 

@@ -1,5 +1,5 @@
 """Writes of chat's own tables outside a turn's run: conversations, the visitor's message,
-feedback, and the trace purge. A turn itself is ``chat.turns``; its record ``chat.records``."""
+feedback, and the trace purge. A turn itself is ``chat.turns.run``; its record ``chat.turns.records``."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from django.tasks import task
 
-from chat.resume import approval_resume_sync
+from chat.turns.resume import approval_resume_sync
 
 
 @task

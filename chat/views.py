@@ -12,13 +12,13 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_ratelimit.decorators import ratelimit
 
 from approvals.models import PendingApproval
-from chat.admission import SESSION_KEY, visitor_key
 from chat.embed import conversation_from_token, conversation_token, origin_allowed
 from chat.models import Conversation
 from chat.selectors import starter_questions, trace_for_message, why_context
 from chat.services import conversation_create
 from chat.texts import language, page_texts
 from chat.texts import text as say
+from chat.turns.admission import SESSION_KEY, visitor_key
 from guards import limits
 from ops.access import staff_may_read
 from twinsite.api_errors import rate_limited_response

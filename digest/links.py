@@ -4,7 +4,7 @@ A token is ``django.core.signing`` over the link's row id and a random nonce (sa
 timestamp checked against ``TWIN_DIGEST_LINK_TTL``); the row keeps the nonce's hash, the
 decision, the expiry and when and by whom it was used. Following a link (GET) only shows the
 request; the decision is the confirmation page's POST by a logged-in owner, and goes through
-``chat.decisions.approval_decide`` like every other console. Both GET and POST check the
+``chat.turns.decisions.approval_decide`` like every other console. Both GET and POST check the
 token; the POST checks it again under the row's lock, so of two confirmations one wins.
 """
 
@@ -21,7 +21,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from approvals.models import PendingApproval
-from chat.decisions import approval_decide
+from chat.turns.decisions import approval_decide
 from digest.models import DigestLink
 
 SALT = "twinsite.digest.link"

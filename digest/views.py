@@ -3,7 +3,7 @@
 Following the link decides nothing: a logged-out browser (or a mail scanner) is sent to the
 admin's login; a logged-in owner with ``approvals.decide`` sees the request and confirms with a
 POST (CSRF-protected). The token is checked on both, and again under its row's lock when the
-decision is made through ``chat.decisions.approval_decide`` — as the admin does, attributed
+decision is made through ``chat.turns.decisions.approval_decide`` — as the admin does, attributed
 to the logged-in user.
 """
 

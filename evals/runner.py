@@ -21,7 +21,7 @@ from chat.checkpoints import close_pools
 from chat.providers.base import Provider
 from chat.selectors import trace_for_message
 from chat.services import TurnRejected, conversation_create
-from chat.turns import TurnResult, turn_run
+from chat.turns.run import TurnResult, turn_run
 from evals import grading
 from evals.datasets import AnswerCase, Dataset, DatasetError, TaskCase, ToolCase
 from evals.grading import Grade, Observation

@@ -150,7 +150,7 @@ async def session_headers(*conversation_ids, ip: str | None = None) -> list[tupl
     from channels.db import database_sync_to_async
     from django.contrib.sessions.backends.db import SessionStore
 
-    from chat.admission import SESSION_KEY
+    from chat.turns.admission import SESSION_KEY
 
     @database_sync_to_async
     def create() -> str:

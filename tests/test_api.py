@@ -19,8 +19,8 @@ from django.test import Client
 
 from budget.models import BudgetDay
 from budget.selectors import budget_day
-from chat.admission import SESSION_KEY
 from chat.models import Conversation, Message
+from chat.turns.admission import SESSION_KEY
 
 pytestmark = pytest.mark.django_db
 

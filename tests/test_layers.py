@@ -25,8 +25,7 @@ TRANSPORT = re.compile(
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("transports", ()),  # matched by TRANSPORT: pages, API, sockets, admin, commands, wiring
     ("reports", ("evals", "digest")),  # run turns (evals) or report on them and decide (digest)
-    ("turns", ("chat.turns", "chat.admission", "chat.records", "chat.resume", "chat.decisions", "chat.tasks",
-               "chat.recovery", "chat.lifecycle")),
+    ("turns", ("chat.turns", "chat.tasks", "chat.lifecycle")),
     ("agent", ("chat.agent", "chat.providers")),
     ("chat", ("chat", "chat.agent.state")),  # chat's tables, texts, locks, checkpoints, channel layer
     ("domain", ("knowledge", "guards", "budget", "approvals", "ops")),

@@ -14,7 +14,7 @@ from chat.models import TurnLog
 from chat.providers.base import Usage
 from chat.providers.scripted import ScriptedProvider, Step
 from chat.services import conversation_create
-from chat.turns import turn_run
+from chat.turns.run import turn_run
 from twinsite.logs import JsonFormatter
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("kb", "checkpoint_pool")]

@@ -17,7 +17,7 @@ def test_areas_and_functions_from_collapsed_stacks(tmp_path):
         "ClientCursorMixin._execute_send (psycopg/client_cursor.py:78) 3",
         # a thread waiting for work, and one waiting on a socket: no CPU
         "Thread.run (threading.py:1010);_worker (concurrent/futures/thread.py:89) 50",
-        "turn_record (chat/records.py:31);Connection.wait (psycopg/connection.py:495) 40",
+        "turn_record (chat/turns/records.py:31);Connection.wait (psycopg/connection.py:495) 40",
         # a frame py-spy could not name
         "<unknown> 1",
     ]) + "\n")
@@ -30,4 +30,4 @@ def test_areas_and_functions_from_collapsed_stacks(tmp_path):
     functions = profile_report.by_function(stacks)
     assert functions["QueryBatcher._loop (knowledge/embedders.py)"] == 6
     assert functions["budget_reserve (budget/services.py)"] == 3
-    assert "turn_record (chat/records.py)" not in functions
+    assert "turn_record (chat/turns/records.py)" not in functions

@@ -1,4 +1,4 @@
-"""Structured logs: the JSON formatter (the per-turn line on ``twinsite.turns`` is ``chat.records``).
+"""Structured logs: the JSON formatter (the per-turn line on ``twinsite.turns`` is ``chat.turns.records``).
 
 A turn's line carries only values the code computed (ids, outcome, tokens, cost, latency), never
 visitor text; the free text of any record (message, traceback) is scrubbed like a trace.

@@ -14,13 +14,13 @@ from django.utils import timezone
 
 from approvals import delivery, errors, services
 from approvals.models import ContactMessage, PendingApproval
-from chat import decisions
 from chat.checkpoints import close_pools
 from chat.models import Message, TurnLog
 from chat.providers.offline import OfflineProvider
-from chat.resume import ResumeFailed, approval_resume
 from chat.services import conversation_create
-from chat.turns import compiled_graph, turn_run
+from chat.turns import decisions
+from chat.turns.resume import ResumeFailed, approval_resume
+from chat.turns.run import compiled_graph, turn_run
 from tests.concurrently import at_once
 from tests.conftest import session_headers
 from twinsite.asgi import application
@@ -300,7 +300,7 @@ async def test_a_request_the_thread_never_heard_of_is_still_carried_out():
 
 async def test_a_busy_conversation_postpones_the_resume_without_using_an_attempt():
     from chat.locks import conversation_lock
-    from chat.resume import ResumeBusy
+    from chat.turns.resume import ResumeBusy
 
     _, _, conversation = await ask(TOM)
     [approval] = await approvals_of(conversation)

@@ -23,7 +23,7 @@ VISITOR = """
 import asyncio, time
 import django; django.setup()
 from chat.services import conversation_create
-from chat.turns import turn_run
+from chat.turns.run import turn_run
 from chat.checkpoints import close_pools
 async def main():
     conversation = await asyncio.to_thread(conversation_create)

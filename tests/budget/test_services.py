@@ -154,7 +154,7 @@ async def test_fifty_concurrent_turns_start_no_model_call_beyond_the_ceiling(set
     from chat.providers.base import Usage
     from chat.providers.scripted import ScriptedProvider, Step
     from chat.services import conversation_create
-    from chat.turns import turn_run
+    from chat.turns.run import turn_run
 
     committed_at_start: list[Decimal] = []
 

@@ -14,7 +14,7 @@ from chat.checkpoints import close_pools
 from chat.models import TurnLog
 from chat.providers.offline import OfflineProvider
 from chat.services import conversation_create
-from chat.turns import turn_run
+from chat.turns.run import turn_run
 from guards.models import GuardIncident
 from guards.services import incident_record
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from chat import admission
 from chat.services import TurnRejected
+from chat.turns import admission
 
 
 def test_a_conversation_is_owned_by_its_session_or_its_embed_token() -> None:

@@ -153,7 +153,7 @@ async def test_staff_sockets_with_the_trace_permission_get_the_turns_diagnostics
     from django.contrib.auth.models import Permission, User
     from django.test import Client
 
-    from chat.admission import SESSION_KEY
+    from chat.turns.admission import SESSION_KEY
 
     conversation = await database_sync_to_async(conversation_create)()
 

@@ -18,14 +18,15 @@ from django.utils import timezone
 from approvals import delivery
 from approvals.models import ContactMessage, PendingApproval
 from budget.models import LedgerEntry
-from chat import decisions, lifecycle
-from chat.admission import SESSION_KEY
+from chat import lifecycle
 from chat.locks import conversation_lock
 from chat.models import AgentTrace, Conversation, Message, TurnLog
 from chat.providers.scripted import ScriptedProvider, Step
-from chat.resume import approval_resume
 from chat.services import conversation_create
-from chat.turns import turn_run
+from chat.turns import decisions
+from chat.turns.admission import SESSION_KEY
+from chat.turns.resume import approval_resume
+from chat.turns.run import turn_run
 from guards.models import GuardIncident
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("kb", "checkpoint_pool")]

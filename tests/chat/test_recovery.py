@@ -1,4 +1,4 @@
-"""The turn sweeper (chat.recovery) on the states a dead process can leave, in-process: the record
+"""The turn sweeper (chat.turns.recovery) on the states a dead process can leave, in-process: the record
 lost after a finished checkpoint, a checkpoint that never saw the question, a turn still running.
 The same with real killed processes: tests/faults/test_crashes.py."""
 
@@ -12,10 +12,10 @@ from channels.db import database_sync_to_async
 
 from chat.locks import conversation_lock
 from chat.models import Message, TurnLog
-from chat.recovery import turns_sweep
 from chat.services import conversation_create, message_create_user
 from chat.texts import text as say
-from chat.turns import compiled_graph, turn_run
+from chat.turns.recovery import turns_sweep
+from chat.turns.run import compiled_graph, turn_run
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("kb", "checkpoint_pool")]
 

@@ -138,7 +138,7 @@ def test_why_panel_is_for_staff_with_the_trace_permission_only(client, kb):
     from chat.checkpoints import close_pools
     from chat.providers.offline import OfflineProvider
     from chat.services import conversation_create
-    from chat.turns import turn_run
+    from chat.turns.run import turn_run
 
     async def one_turn():
         try:

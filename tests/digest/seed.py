@@ -12,9 +12,9 @@ from approvals.models import PendingApproval
 from approvals.services import approval_request
 from budget.models import BudgetDay
 from budget.selectors import budget_day
-from chat.decisions import approval_decide
 from chat.models import AgentTrace, Feedback, Message, TurnLog, UnansweredQuestion
 from chat.services import conversation_create
+from chat.turns.decisions import approval_decide
 from guards.models import GuardIncident
 from knowledge.embedders import get_embedders
 

@@ -176,9 +176,9 @@ TEXT = "Can I send her a message? I'm Tom, tom@example.com. I'd like to talk abo
 @pytest.mark.usefixtures("kb", "checkpoint_pool")
 async def test_a_decision_through_the_link_resumes_the_thread_exactly_as_the_admin_does():
     from chat.providers.offline import OfflineProvider
-    from chat.resume import approval_resume
     from chat.services import conversation_create
-    from chat.turns import turn_run
+    from chat.turns.resume import approval_resume
+    from chat.turns.run import turn_run
 
     offline = OfflineProvider(owner="Mira Jansen")
 

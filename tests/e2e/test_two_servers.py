@@ -22,8 +22,8 @@ from django.contrib.sessions.backends.db import SessionStore
 from django.db import connection
 from websockets.asyncio.client import connect
 
-from chat.admission import SESSION_KEY
 from chat.services import conversation_create
+from chat.turns.admission import SESSION_KEY
 from tests.fakes.openai_server import FakeOpenAI, Reply, sse_text
 
 pytestmark = pytest.mark.django_db(transaction=True)

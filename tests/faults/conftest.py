@@ -125,7 +125,7 @@ def session_cookie(*conversation_ids) -> str:
     """A browser session owning the conversations (the last one is current)."""
     from django.contrib.sessions.backends.db import SessionStore
 
-    from chat.admission import SESSION_KEY
+    from chat.turns.admission import SESSION_KEY
 
     store = SessionStore()
     if conversation_ids:

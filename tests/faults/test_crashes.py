@@ -102,9 +102,9 @@ def test_a_server_killed_mid_stream_is_recorded_as_aborted_and_the_visitor_finds
 
 def test_killed_while_an_approval_waits_and_again_mid_resume_the_resume_happens_exactly_once(tmp_path, processes, kb):
     from approvals.models import ContactMessage, PendingApproval
-    from chat.decisions import approval_decide
-    from chat.resume import approval_resume_sync
     from chat.selectors import conversation_since
+    from chat.turns.decisions import approval_decide
+    from chat.turns.resume import approval_resume_sync
     from tests.fakes.model_brain import OfflineBrain
 
     mail = tmp_path / "mail"

@@ -15,7 +15,7 @@ from chat.models import TurnLog
 from chat.providers.openai_compat import OpenAICompatibleProvider
 from chat.services import TurnRejected, conversation_create
 from chat.texts import text as say
-from chat.turns import OVERLOADED_RETRY, running_turns, turn_run
+from chat.turns.run import OVERLOADED_RETRY, running_turns, turn_run
 from tests.fakes.openai_server import FakeOpenAI, Reply, sse_text
 from tests.faults.conftest import free_port
 

@@ -11,7 +11,7 @@ from django.db import connection
 from chat.models import TurnLog
 from chat.providers.scripted import ScriptedProvider, Step
 from chat.services import conversation_create
-from chat.turns import turn_run
+from chat.turns.run import turn_run
 from guards.models import GuardIncident
 from knowledge.embedders import get_embedders
 

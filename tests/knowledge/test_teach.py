@@ -37,7 +37,7 @@ def unanswered(question: str, vector: list[float], count: int = 1) -> list[int]:
 async def offline_turn(question: str) -> tuple[str, str]:
     """(outcome, the streamed text) of one visitor turn with the offline twin."""
     from chat.services import conversation_create
-    from chat.turns import turn_run
+    from chat.turns.run import turn_run
     from twinsite.db import database_sync_to_async
 
     conversation = await database_sync_to_async(conversation_create)()

@@ -32,13 +32,13 @@ from approvals import delivery
 from approvals.drafts import CONTACT_TOOL, ContactArgs
 from approvals.models import ContactMessage, PendingApproval
 from budget.models import LedgerEntry
-from chat import decisions
 from chat.models import Message, TurnLog
 from chat.providers.openai_compat import OpenAICompatibleProvider
-from chat.resume import approval_resume
 from chat.services import conversation_create
 from chat.texts import text as say
-from chat.turns import turn_run
+from chat.turns import decisions
+from chat.turns.resume import approval_resume
+from chat.turns.run import turn_run
 from tests.faults.conftest import free_port
 
 pytestmark = [pytest.mark.real_model, pytest.mark.django_db(transaction=True),

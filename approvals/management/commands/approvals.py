@@ -9,8 +9,8 @@ from django.utils import timezone
 
 from approvals import selectors
 from approvals.errors import ApprovalError
-from chat.decisions import approval_decide
 from chat.selectors import approval_transcript
+from chat.turns.decisions import approval_decide
 
 
 class Command(BaseCommand):

@@ -19,7 +19,7 @@ from chat.agent.state import AgentState, turn_reset
 from chat.agent.tools import TOOLS, ToolStatus, is_high_risk
 from twinsite.db import database_sync_to_async
 
-# What a resume may answer the interrupt with (``chat.resume.resume_value``): an owner's edit
+# What a resume may answer the interrupt with (``chat.turns.resume.resume_value``): an owner's edit
 # arrives as ``approve`` with the edited arguments; ``expire`` is the sweeper's answer when
 # nobody decided within TWIN_APPROVAL_TTL.
 RESUME_DECISIONS = ("approve", "reject", "expire")

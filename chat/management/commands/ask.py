@@ -14,7 +14,7 @@ from chat.checkpoints import close_pools
 from chat.models import Conversation
 from chat.providers import get_provider
 from chat.services import TurnRejected, conversation_create
-from chat.turns import turn_run
+from chat.turns.run import turn_run
 from knowledge.search import warm_vocabulary
 
 logger = logging.getLogger(__name__)

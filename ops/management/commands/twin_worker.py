@@ -1,6 +1,6 @@
 """The background worker: runs queued tasks (django-tasks-db) and, at start and every
 TWIN_WORKER_SWEEP_SECONDS, the sweeps: approvals (expiry, retries of resumes and deliveries),
-turns left open by a dead process (chat.recovery), expired budget reservations, old counters.
+turns left open by a dead process (chat.turns.recovery), expired budget reservations, old counters.
 Owner jobs (queue "owner": knowledge sync, eval runs) run in a thread of their own, and the data
 lifecycle purge (chat.lifecycle.retention_purge) every TWIN_PURGE_INTERVAL and the owner's daily
 digest (digest.services.digest_scheduled) at TWIN_DIGEST_TIME in another."""
@@ -19,9 +19,9 @@ from django.db import close_old_connections
 from django_tasks_db.management.commands.db_worker import Worker
 
 from budget.services import reservations_expire
-from chat.decisions import approvals_sweep
 from chat.lifecycle import retention_purge
-from chat.recovery import turns_sweep
+from chat.turns.decisions import approvals_sweep
+from chat.turns.recovery import turns_sweep
 from digest.services import digest_scheduled
 from guards.limits import counters_purge
 from ops.services import OWNER_QUEUE, jobs_fail_stale

@@ -11,7 +11,6 @@ from channels.db import database_sync_to_async
 from approvals.models import ContactMessage, PendingApproval
 from budget.models import BudgetDay, LedgerEntry
 from budget.selectors import budget_day
-from chat import decisions
 from chat.agent.context import TurnContext
 from chat.agent.nodes import execute
 from chat.agent.recorder import TurnRecorder
@@ -21,7 +20,8 @@ from chat.providers.base import ProviderError, Usage
 from chat.providers.scripted import ScriptedProvider, Step
 from chat.services import conversation_create
 from chat.texts import text as say
-from chat.turns import turn_run
+from chat.turns import decisions
+from chat.turns.run import turn_run
 from guards.models import GuardIncident
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("kb", "checkpoint_pool")]
@@ -74,7 +74,7 @@ async def test_text_answer_with_citation_is_recorded_with_tokens_cost_and_trace(
 
 async def test_a_turn_reads_its_checkpoint_once_and_reports_the_state_it_wrote(monkeypatch):
     from chat.checkpoints import PooledSaver
-    from chat.turns import compiled_graph
+    from chat.turns.run import compiled_graph
 
     reads = 0
     original = PooledSaver.aget_tuple

@@ -11,7 +11,7 @@ from approvals.models import PendingApproval
 from chat.providers.offline import OfflineProvider
 from chat.services import conversation_create
 from chat.texts import text as say
-from chat.turns import turn_run
+from chat.turns.run import turn_run
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("kb", "checkpoint_pool")]
 OWNER = "Mira Jansen"

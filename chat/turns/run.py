@@ -1,8 +1,8 @@
 """Running a turn through the graph: the one entry point of both transports and ``manage.py ask``.
 
 ``turn_run`` persists the visitor's (masked) message, streams the graph's events to ``emit``
-and records the turn (``chat.records``), failed turns included. ``run_recorded`` is shared with
-the resume of an owner's decision (``chat.resume``): one run of the thread, streamed and recorded.
+and records the turn (``chat.turns.records``), failed turns included. ``run_recorded`` is shared with
+the resume of an owner's decision (``chat.turns.resume``): one run of the thread, streamed and recorded.
 """
 
 from __future__ import annotations
@@ -32,10 +32,10 @@ from chat.locks import ConversationBusy, conversation_lock
 from chat.models import Message
 from chat.providers import get_provider
 from chat.providers.base import Provider
-from chat.records import turn_logged, turn_record
-from chat.recovery import has_open_turns, turns_sweep
 from chat.services import TurnRejected, conversation_group, ip_hash, message_create_user
 from chat.texts import text as say
+from chat.turns.records import turn_logged, turn_record
+from chat.turns.recovery import has_open_turns, turns_sweep
 from guards.rules import contains_sensitive, mask_sensitive
 from knowledge.embedders import turn_query_vectors
 from text.language import detect_language
@@ -244,7 +244,7 @@ async def _recorded(conversation_id: uuid.UUID | str, run: _Run, recorder: TurnR
         )
     except DATABASE_GONE:
         # Postgres went away: the turn ends for the visitor; its question stays without a record
-        # and the sweeper (chat.recovery) records it from the checkpoint once Postgres is back.
+        # and the sweeper (chat.turns.recovery) records it from the checkpoint once Postgres is back.
         log.warning("turn of conversation %s not recorded: the database is unavailable", conversation_id)
         if run.error_code != "unavailable":
             await send({"type": "error", "code": "unavailable", "in_turn": True,

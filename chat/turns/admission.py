@@ -14,7 +14,7 @@ import uuid
 
 from chat.services import TurnRejected, ip_hash
 from chat.texts import text as say
-from chat.turns import Emit, turn_run
+from chat.turns.run import Emit, turn_run
 from guards import limits
 from twinsite.clientip import client_ip_from_request
 from twinsite.db import DATABASE_GONE, database_sync_to_async

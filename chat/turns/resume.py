@@ -1,6 +1,6 @@
 """Resuming a paused thread with the owner's decision, exactly once, from any process.
 
-Run by the worker (``chat.tasks.approval_resume_task``, enqueued by ``chat.decisions``). Under
+Run by the worker (``chat.tasks.approval_resume_task``, enqueued by ``chat.turns.decisions``). Under
 the conversation's advisory lock, the thread's checkpoint says whether the decision already
 reached it: a resume that runs twice, or after a crash, does nothing twice.
 """
@@ -24,7 +24,7 @@ from chat.locks import ConversationBusy, conversation_lock
 from chat.models import Conversation
 from chat.providers import get_provider
 from chat.providers.base import Provider
-from chat.turns import Emit, compiled_graph, group_emitter, run_recorded
+from chat.turns.run import Emit, compiled_graph, group_emitter, run_recorded
 from guards.scrub import scrub_text
 from twinsite.db import database_sync_to_async
 

@@ -46,8 +46,8 @@ from chat.agent.state import Outcome, turn_reset
 from chat.checkpoints import sync_saver_connection
 from chat.locks import lock_key
 from chat.models import Conversation, Message, TurnLog
-from chat.records import turn_record
 from chat.texts import text as say
+from chat.turns.records import turn_record
 
 log = logging.getLogger(__name__)
 # TurnLog.error_code of a turn its process never finished (it died, or Postgres went away)

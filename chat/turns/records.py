@@ -1,7 +1,7 @@
 """A turn's record: the assistant message, TurnLog and AgentTrace in one transaction, its
 ledger entries linked, an unanswered question kept; and the one JSON log line per turn.
 
-Written at a turn's end by ``chat.turns`` (and by ``chat.recovery`` for a turn whose process
+Written at a turn's end by ``chat.turns.run`` (and by ``chat.turns.recovery`` for a turn whose process
 died). Everything a visitor typed is scrubbed (secrets, card and account numbers) first.
 """
 
