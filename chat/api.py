@@ -77,7 +77,7 @@ class FeedbackOut(Schema):
              operation_id="twinsite_api_feedback_create")
 def feedback(request, payload: FeedbackIn) -> Status:
     """Rate an answer of your own conversation; rating it again replaces the first rating."""
-    decision = limits.http_hit(request, "feedback", ip_key=visitor_key("feedback", request))
+    decision = limits.visitor_hit("feedback", ip_key=visitor_key("feedback", request), request=request)
     if not decision.allowed:
         raise RateLimited(decision.retry_after)
     try:
@@ -115,7 +115,8 @@ async def chat_stream(request, payload: ChatIn):
         raise ApiError(403, "forbidden", say("error.forbidden", lang))
     conversation_id = owned
     if conversation_id is None or not await Conversation.objects.filter(pk=conversation_id).aexists():
-        decision = await database_sync_to_async(limits.http_hit)(request, "conversation", ip_key=ip_hash(ip))
+        decision = await database_sync_to_async(limits.visitor_hit)("conversation", ip_key=ip_hash(ip),
+                                                                    request=request)
         if not decision.allowed:
             raise RateLimited(decision.retry_after)
         conversation = await database_sync_to_async(conversation_create)(visitor_ip=ip)

@@ -42,7 +42,8 @@ class GuardIncident(models.Model):
 
 
 class CacheCounter(models.Model):
-    """A counter of django-ratelimit's cache (guards/ratecache.py): one key, one window."""
+    """A counter of django-ratelimit's cache (guards/ratecache.py): one key, one window. Every
+    per-visitor limit counts here (guards/limits.py)."""
 
     key = models.CharField(max_length=250, primary_key=True)
     value = models.BigIntegerField(default=0)
@@ -50,20 +51,6 @@ class CacheCounter(models.Model):
 
     def __str__(self) -> str:
         return f"{self.key}: {self.value}"
-
-
-class RateCounter(models.Model):
-    """Hits of one limit key (e.g. ``turn:<ip hash>``) in one fixed window; see guards/limits.py."""
-
-    key = models.CharField(max_length=120)
-    window_start = models.BigIntegerField()  # unix seconds
-    hits = models.PositiveIntegerField(default=0)
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["key", "window_start"], name="ratecounter_key_window")]
-
-    def __str__(self) -> str:
-        return f"{self.key} @ {self.window_start}: {self.hits}"
 
 
 class OpenSocket(models.Model):

@@ -8,12 +8,13 @@ import json
 import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
+from django.db import connection
 from django.http import HttpResponse
 from django.test import RequestFactory
 
 from chat.models import Message
 from chat.services import conversation_create
-from guards.limits import Limit, hit
+from guards.limits import visitor_hit
 from tests.conftest import session_headers
 from twinsite.asgi import application
 from twinsite.clientip import client_ip_from_request, client_ip_from_scope
@@ -249,13 +250,22 @@ def test_new_conversations_and_admin_logins_are_limited_per_address(client, sett
     assert logins == [200, 200, 429]
 
 
-def test_the_window_slides_across_its_boundary():
-    limit = Limit(10, 60)
-    for i in range(10):
-        assert hit("k", limit, now=1_000_000_000 + 50 + i * 0.1).allowed  # the end of one window
-    # just after the boundary the previous window still counts almost fully
-    assert not hit("k", limit, now=1_000_000_000 + 61).allowed
-    assert hit("k", limit, now=1_000_000_000 + 60 + 59).allowed
+def test_every_limit_counts_on_the_one_counter_table(settings):
+    """Turns (counted where no decorator goes) and the HTTP views' limits share django-ratelimit's
+    counter in Postgres; a refusal says how long until its window ends."""
+    from django.test import Client
+
+    settings.TWIN_RATE_TURNS = "3/10m"
+    assert [visitor_hit("turn", ip_key="k1").allowed for _ in range(4)] == [True, True, True, False]
+    refused = visitor_hit("turn", ip_key="k1")
+    assert not refused.allowed and 0 < refused.retry_after <= 600
+    assert visitor_hit("turn", ip_key="k2").allowed  # another address, its own count
+    Client().post("/start/")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*), sum(value)::int FROM guards_cachecounter")
+        assert cursor.fetchone() == (3, 5 + 1 + 1)  # k1's five turns, k2's one, the new conversation
+        cursor.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'guards_ratecounter'")
+        assert cursor.fetchone() == (0,)
 
 
 def test_ipv6_addresses_share_their_64_and_mapped_ipv4_is_unwrapped(settings):

@@ -170,18 +170,20 @@ def test_rate_limits_are_shared_between_processes(settings, tmp_path):
     import sys
     from pathlib import Path
 
-    from guards.limits import Limit, hit
+    from guards.limits import visitor_hit
+
+    settings.TWIN_RATE_TURNS = "5/10m"
 
     sd = connection.settings_dict
     env = dict(os.environ, DATABASE_URL=f"postgresql://{sd['USER']}:{sd['PASSWORD']}@{sd['HOST']}:{sd['PORT']}/"
-               f"{sd['NAME']}", DJANGO_SETTINGS_MODULE="twinsite.settings")
-    code = ("import django; django.setup(); from guards.limits import Limit, hit; "
-            "print(sum(hit('turn:shared', Limit(5, 600)).allowed for _ in range(4)))")
+               f"{sd['NAME']}", DJANGO_SETTINGS_MODULE="twinsite.settings", TWIN_RATE_TURNS="5/10m")
+    code = ("import django; django.setup(); from guards.limits import visitor_hit; "
+            "print(sum(visitor_hit('turn', ip_key='shared').allowed for _ in range(4)))")
     out = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[2], env=env,
                          capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.strip() == "4"
-    assert hit("turn:shared", Limit(5, 600)).allowed
-    assert not hit("turn:shared", Limit(5, 600)).allowed  # the sixth, counted across both processes
+    assert visitor_hit("turn", ip_key="shared").allowed
+    assert not visitor_hit("turn", ip_key="shared").allowed  # the sixth, counted across both processes
 
 
 async def test_a_card_number_in_a_feedback_comment_is_stored_mailed_and_logged_nowhere(caplog):
