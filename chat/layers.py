@@ -28,7 +28,7 @@ from channels.layers import BaseChannelLayer
 from psycopg import AsyncConnection, OperationalError
 
 from twinsite.db import conninfo
-from twinsite.retry import backoff_delay
+from twinsite.listen import listen_forever
 
 log = logging.getLogger(__name__)
 NOTIFY_CHANNEL = "twinsite_layer"
@@ -79,27 +79,17 @@ class PostgresNotifyChannelLayer(BaseChannelLayer):
         await state.listening.wait()
 
     async def _listen(self, state: _LoopState) -> None:
-        failures = 0
-        while True:
+        """Postgres restarted or the network blinked: listen again (twinsite.listen); messages
+        sent meanwhile are lost, as with any channel layer (the database has the truth), and
+        receivers are not blocked while it reconnects."""
+        async def deliver(payload: str) -> None:
             try:
-                async with await self._connect() as conn:
-                    await conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
-                    state.listening.set()
-                    failures = 0
-                    async for note in conn.notifies():
-                        try:
-                            await self._deliver(state, note.payload)
-                        except Exception:  # one bad message must not stop the pushes of the process
-                            log.exception("channel layer could not deliver a message")
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                # Postgres restarted or the network blinked: listen again; messages sent
-                # meanwhile are lost, as with any channel layer (the database has the truth).
-                log.warning("channel layer lost its LISTEN connection; reconnecting", exc_info=True)
-                state.listening.set()  # do not block receivers while reconnecting
-                await asyncio.sleep(backoff_delay(failures, base=0.5, cap=10))
-                failures += 1
+                await self._deliver(state, payload)
+            except Exception:  # one bad message must not stop the pushes of the process
+                log.exception("channel layer could not deliver a message")
+
+        await listen_forever(NOTIFY_CHANNEL, application_name="twinsite-layer", on_note=deliver,
+                             on_listening=state.listening.set, on_lost=state.listening.set)
 
     async def _deliver(self, state: _LoopState, payload: str) -> None:
         if payload.startswith("#"):

@@ -16,28 +16,17 @@ and so never announced, keeps it off).
 
 from __future__ import annotations
 
-import itertools
-import logging
-import os
+import asyncio
 import threading
 from collections.abc import Callable
 from typing import TypeVar
 
-import psycopg
 from django.conf import settings
-from psycopg.conninfo import make_conninfo
 
-from twinsite.db import conninfo
-
-log = logging.getLogger(__name__)
+from twinsite.listen import listen_forever
 
 CHANNEL = "twinsite_knowledge"
 _CHECK_EVERY_S = 5.0  # the connection is probed this often, so a deaf or dead one is noticed
-_RETRY_AFTER_S = 1.0
-_PROBE = "probe:"
-# a connection the network dropped without a word is given up in seconds, not the kernel's minutes
-_KEEPALIVE = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5, "keepalives_count": 2,
-              "tcp_user_timeout": 15_000}
 
 T = TypeVar("T")
 
@@ -50,7 +39,6 @@ class KnowledgeWatch:
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self._values: dict[str, tuple[int, object]] = {}
-        self._probes = itertools.count()
 
     def generation(self) -> int | None:
         """The current generation, or None when changes are not being heard (yet)."""
@@ -84,32 +72,11 @@ class KnowledgeWatch:
             self._listening = listening
 
     def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                with psycopg.connect(make_conninfo(conninfo(), application_name="twinsite-watch", **_KEEPALIVE),
-                                     autocommit=True) as conn:
-                    conn.execute(f"LISTEN {CHANNEL}")
-                    self._moved(listening=True)
-                    while not self._stop.is_set():
-                        # the probe: a notification to ourselves, which must come back. Through a
-                        # pooler in transaction mode LISTEN hears nothing, and a dead connection
-                        # may stay quiet: either way the echo is missing, and we stop trusting it.
-                        probe = f"{_PROBE}{os.getpid()}:{next(self._probes)}"
-                        conn.execute("SELECT pg_notify(%s, %s)", [CHANNEL, probe])
-                        echoed = False
-                        for note in conn.notifies(timeout=_CHECK_EVERY_S):
-                            if note.payload == probe:
-                                echoed = True
-                            elif not note.payload.startswith(_PROBE):  # another process's probe is no change
-                                self._moved(listening=True)
-                        if not echoed:
-                            raise RuntimeError("the watch's own notification did not come back")
-            except Exception:  # any failure: not listening, so callers read Postgres
-                log.warning("knowledge watch lost its connection; reading the knowledge version per call",
-                            exc_info=True)
-            finally:
-                self._moved(listening=False)
-            self._stop.wait(_RETRY_AFTER_S)
+        # any failure means not listening, so callers read Postgres until it listens again
+        asyncio.run(listen_forever(
+            CHANNEL, application_name="twinsite-watch", on_note=lambda payload: self._moved(listening=True),
+            on_listening=lambda: self._moved(listening=True), on_lost=lambda: self._moved(listening=False),
+            stopped=self._stop.is_set, probe_every=_CHECK_EVERY_S))
 
     def stop(self) -> None:
         """Stop listening and close the connection (tests: before their database is dropped)."""
