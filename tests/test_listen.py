@@ -15,8 +15,8 @@ from twinsite.listen import listen_forever
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-async def _until(check, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
+async def _until(check, within: float = 15.0) -> None:
+    deadline = time.monotonic() + within
     while not check():
         assert time.monotonic() < deadline, "timed out"
         await asyncio.sleep(0.02)

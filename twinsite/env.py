@@ -49,30 +49,25 @@ def env_bool(name: str, default: bool = False) -> bool:
 
 
 def env_int(name: str, default: int, *, minimum: int | None = None, maximum: int | None = None) -> int:
+    return _env_number(name, default, int, "an integer", minimum=minimum, maximum=maximum)
+
+
+def env_float(name: str, default: float, *, minimum: float | None = None) -> float:
+    return _env_number(name, default, float, "a number", minimum=minimum)
+
+
+def _env_number(name, default, kind, called: str, *, minimum=None, maximum=None):
     raw = os.environ.get(name)
     if raw is None or not raw.strip():
         return default
     try:
-        value = int(raw.strip())
+        value = kind(raw.strip())
     except ValueError as exc:
-        raise ImproperlyConfigured(f"{name} must be an integer, got {raw!r}") from exc
+        raise ImproperlyConfigured(f"{name} must be {called}, got {raw!r}") from exc
     if minimum is not None and value < minimum:
         raise ImproperlyConfigured(f"{name} must be >= {minimum}, got {value}")
     if maximum is not None and value > maximum:
         raise ImproperlyConfigured(f"{name} must be <= {maximum}, got {value}")
-    return value
-
-
-def env_float(name: str, default: float, *, minimum: float | None = None) -> float:
-    raw = os.environ.get(name)
-    if raw is None or not raw.strip():
-        return default
-    try:
-        value = float(raw.strip())
-    except ValueError as exc:
-        raise ImproperlyConfigured(f"{name} must be a number, got {raw!r}") from exc
-    if minimum is not None and value < minimum:
-        raise ImproperlyConfigured(f"{name} must be >= {minimum}, got {value}")
     return value
 
 
