@@ -10,6 +10,7 @@ full-width digits (folded by ``clean`` first).
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 
@@ -22,7 +23,11 @@ from guards.normalize import without_category
 # Digits with up to three separators between them (spaces, tabs, newlines, dots, commas, dashes,
 # slashes…): the checksum and the issuer prefix, not the spelling, tell a card from other digits.
 _SEP = r"[\s.,\-\u2010-\u2015/_]"
-_CARD_CANDIDATE = re.compile(rf"(?<![\w.,/-])\d(?:{_SEP}{{0,3}}\d){{12,18}}(?![\w/-]|[.,]\d)")
+_CARD_CANDIDATE = re.compile(rf"(?<![\w.,/-])\d(?:{_SEP}{{0,3}}\d){{12,60}}(?![\w/-]|[.,]\d)")
+# A card written in its printed groups (fours with a shorter last group: 4-4-4-4, 4-4-4-3,
+# 4-4-4-4-3; Amex and Diners 4-6-5, 4-6-4), or as one run: what a run of digits starts with when
+# something follows the card in it (an expiry date, a CVC).
+_PRINTED = re.compile(r"\d{13,19}|\d{4}(?:\D+\d{4}){2,3}(?:\D+\d{1,3})?|\d{4}\D+\d{6}\D+\d{4,5}")
 # Compact, or in the printed groups of four (the last group shorter).
 _IBAN_CANDIDATE = re.compile(
     r"\b[A-Z]{2}\d{2}(?:[A-Z0-9]{11,30}|(?:[\s.,\-/]{0,2}[A-Z0-9]{4}){2,7}(?:[\s.,\-/]{0,2}[A-Z0-9]{1,3})?)\b",
@@ -39,9 +44,10 @@ _ACCOUNT = re.compile(
     rf"|\baccount\b(?:\W+\w+){{0,2}}?\W+(\d{{7,10}})\b(?:\W+\w+){{0,3}}?\W+{_BANKS}\b",
     re.IGNORECASE,
 )
-# Issuer prefixes of the card schemes (Visa, Mastercard, Amex, Discover, Diners, JCB, UnionPay,
-# Maestro): a Luhn-valid run that starts otherwise (a timestamp, an order number) is not a card.
-_ISSUER = re.compile(r"^(?:4|5[1-5]|2[2-7]|3[47]|3[0689]|6(?:011|5|4[4-9]|2)|35|50|5[6-9])")
+# Issuer prefixes of the card schemes (Visa; Mastercard 51-55 and 22-27; Amex 34, 37; Diners 30,
+# 36, 38, 39; JCB 35; Discover, UnionPay, RuPay and Maestro 50 and 56-69): a Luhn-valid run that
+# starts otherwise (a timestamp, an order number) is not a card.
+_ISSUER = re.compile(r"^(?:4|5[0-9]|2[2-7]|3[0-9]|6)")
 
 
 def luhn_valid(digits: str) -> bool:
@@ -58,17 +64,42 @@ def iban_valid(candidate: str) -> bool:
     return True
 
 
+def _is_card(written: str) -> bool:
+    digits = re.sub(r"\D", "", written)
+    return 13 <= len(digits) <= 19 and len(set(digits)) > 1 and bool(_ISSUER.match(digits)) and luhn_valid(digits)
+
+
 def find_card_numbers(text: str) -> list[str]:
+    """Card numbers as written. A run of digits is a card as a whole, or it starts with a card in
+    its printed groups followed by more digits (``4111 1111 1111 1111 12/27 123``): the checksum
+    of the whole run fails there, the card's does not."""
     found = []
     for match in _CARD_CANDIDATE.finditer(text):
-        digits = re.sub(r"\D", "", match.group(0))
-        if 13 <= len(digits) <= 19 and len(set(digits)) > 1 and _ISSUER.match(digits) and luhn_valid(digits):
-            found.append(match.group(0))
+        run = match.group(0)
+        if _is_card(run):
+            found.append(run)
+            continue
+        ends = [group.end() for group in re.finditer(r"\d+", run)][-2::-1]  # the longest start first
+        card = next((run[:end] for end in ends if _PRINTED.fullmatch(run[:end]) and _is_card(run[:end])), None)
+        if card is not None:
+            found.append(card)
     return found
 
 
 def find_ibans(text: str) -> list[str]:
-    return [m.group(0) for m in _IBAN_CANDIDATE.finditer(text) if iban_valid(m.group(0))]
+    """IBANs as written. A candidate may have run on into the next word ("... 00, thanks" reads
+    "than" as a group of four): then the IBAN ends before the first group of letters that passes
+    the check. It never ends before more digits: a longer number is no IBAN."""
+    found = []
+    for match in _IBAN_CANDIDATE.finditer(text):
+        written = match.group(0)
+        groups = list(re.finditer(r"[A-Z0-9]+", written, re.IGNORECASE))
+        cuts = [before.end() for before, after in itertools.pairwise(groups) if after.group(0).isalpha()]
+        ends = [len(written), *reversed(cuts)]
+        iban = next((written[:end] for end in ends if end >= 15 and iban_valid(written[:end])), None)
+        if iban is not None:
+            found.append(iban)
+    return found
 
 
 def find_account_numbers(text: str) -> list[str]:

@@ -416,3 +416,33 @@ def test_the_semantic_margin_rises_for_short_and_long_texts_only():
     assert bank.required_margin(words(120)) == bank.required_margin(words(500)) == pytest.approx(0.005 + LONG_EXTRA)
     # numbers, links and addresses are not words: a pasted log stays as short as its prose
     assert bank.required_margin("127.0.0.1:8000 /v1/2 503 " * 50 + words(20)) == pytest.approx(0.005)
+
+
+def _card(prefix: str, length: int) -> str:
+    """A Luhn-valid number of ``length`` digits starting with ``prefix`` (computed, not copied)."""
+    from stdnum import luhn
+
+    body = (prefix + "3141592653589793238")[:length - 1]
+    return body + luhn.calc_check_digit(body)
+
+
+def _printed(number: str) -> str:
+    return " ".join(number[i:i + 4] for i in range(0, len(number), 4))
+
+
+@pytest.mark.parametrize(("prefix", "length"), [
+    ("4", 16), ("51", 16), ("2221", 16), ("34", 15), ("36", 14), ("3528", 16), ("6011", 16), ("62", 19),
+    ("5018", 16), ("6759", 16), ("6304", 19), ("6761", 16),  # Maestro, 16 and 19 digits
+])
+@pytest.mark.parametrize("after", ["", " 12/27", " exp 03/29 cvc 123", " 0327 123", "-09/28-4417", " geldig tot 11/27"])
+def test_a_card_of_every_scheme_is_refused_whatever_follows_it(prefix, length, after):
+    number = _card(prefix, length)
+    for written in (number, _printed(number)):
+        text = f"my card is {written}{after}"
+        assert screen(text).guard == "card_number", text
+        assert number[:-4] not in "".join(c for c in mask_sensitive(text) if c.isdigit())  # masked
+
+
+def test_an_iban_followed_by_words_is_found_where_it_ends():
+    assert find_ibans("Transfer to NL91 ABNA 0417 1643 00, thanks a lot") == ["NL91 ABNA 0417 1643 00"]
+    assert find_ibans("Überweisung an DE89 3704 0044 0532 0130 00 bitte") == ["DE89 3704 0044 0532 0130 00"]
