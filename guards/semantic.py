@@ -9,11 +9,14 @@ Relative, not absolute: e5's cosines bunch together (unrelated texts score 0.70-
 the labelled set ``evals/data/guards.yaml`` (``manage.py screen_input --calibrate``), see
 docs/GUARDS.md.
 
-A short text gives the model little to go on: a phone number, an order number or "ja graag"
-lands near some exemplar by chance. So the margin a text must reach grows as it has fewer words
-(``required_margin``): with ``FULL_WORDS`` words or more it is the calibrated margin, with none
-it is ``SHORT_EXTRA`` more. Words are runs of two letters or more outside links, e-mail
-addresses and tokens with digits: numbers, codes and emoji say nothing to the screen.
+Some messages are not judged at all, by their structure rather than by a higher bar: a vector of
+one or two words ("prima", "alles klar") says nothing of intent (fewer than ``MIN_WORDS``), and
+a message that gives a contact detail or an identifier with a few words around it ("My number is
+06 1234 5678", "invoice INV-2025-0042 came twice") lands near some exemplar by chance
+(``identifier_message``). The pattern rules read both. Words are runs of two letters or more
+outside links, e-mail addresses and tokens with digits: numbers, codes and emoji are no words.
+On the team's and the shared sets no attack under six words was caught by the semantic screen
+alone (docs/GUARDS.md).
 
 A long text gives it little to go on too, the other way round: one vector averages many
 sentences, so its margin says how the whole message sounds, not whether one sentence in it is an
@@ -35,8 +38,8 @@ import yaml
 from text.words import PLAIN
 
 EXEMPLARS = Path(__file__).resolve().parent / "data" / "exemplars.yaml"
-FULL_WORDS = 12
-SHORT_EXTRA = 0.03
+MIN_WORDS = 3
+IDENTIFIER_WORDS = 10
 LONG_FROM, LONG_FULL, LONG_EXTRA = 40, 120, 0.01
 # Addresses, links and anything with a digit in it (phone numbers, codes, versions, hashes) are
 # names of things, not words a request is made of.
@@ -45,6 +48,15 @@ _NOT_WORDS = re.compile(r"\S*(?:://|www\.|@|\d)\S*")
 
 def word_count(text: str) -> int:
     return len(PLAIN.findall(_NOT_WORDS.sub(" ", text)))
+
+
+def identifier_message(text: str) -> bool:
+    """A message that gives things rather than asks: a contact detail or an identifier (a phone
+    number, an e-mail or web address, an order, invoice or ticket number, a version, a date) with
+    at most ``IDENTIFIER_WORDS`` words around it ("My number is 06 1234 5678", "Order 88421,
+    invoice INV-2026-0042 came twice"). The semantic screen does not judge these: a vector of a few words
+    and a code lands near some exemplar by chance. The pattern rules still read them."""
+    return bool(_NOT_WORDS.search(text)) and word_count(text) <= IDENTIFIER_WORDS
 
 
 def load_exemplars(path: Path = EXEMPLARS) -> tuple[list[str], list[str]]:
@@ -82,12 +94,17 @@ class ExemplarScreen:
                              self.benign_texts[int(benign.argmax())])
 
     def required_margin(self, text: str) -> float:
-        """The calibrated margin, raised for a text of few words or many (see the module's docstring)."""
+        """The calibrated margin, raised for a text of many words (see the module's docstring)."""
         words = word_count(text)
-        short = SHORT_EXTRA * max(0, FULL_WORDS - words) / FULL_WORDS
-        long = LONG_EXTRA * min(1.0, max(0, words - LONG_FROM) / (LONG_FULL - LONG_FROM))
-        return self.margin + short + long
+        return self.margin + LONG_EXTRA * min(1.0, max(0, words - LONG_FROM) / (LONG_FULL - LONG_FROM))
 
     def blocks(self, score: SemanticScore, text: str | None = None) -> bool:
         """``text`` None: the calibrated margin as it is (the calibration's own use)."""
-        return score.margin >= (self.margin if text is None else self.required_margin(text))
+        if text is None:
+            return score.margin >= self.margin
+        return judged(text) and score.margin >= self.required_margin(text)
+
+
+def judged(text: str) -> bool:
+    """Whether the semantic screen judges a text at all (see the module's docstring)."""
+    return word_count(text) >= MIN_WORDS and not identifier_message(text)

@@ -4,7 +4,7 @@ owner, months and days, numbers written as words, units of time. A reader of its
 offline answerer) keeps its lists in a folder of the same shape and reads them with ``Lexicon``.
 
 A key's value is a string of words separated by white space; ``_`` joins the words of a phrase
-("how_long"). A key missing from one language's file is an empty list there.
+("how_long"). A key (or a whole file) missing for one language is an empty list there.
 """
 
 from __future__ import annotations
@@ -14,7 +14,10 @@ import tomllib
 from functools import cache
 from pathlib import Path
 
-LANGUAGES = ("en", "nl")
+LANGUAGES = ("en", "nl", "de")
+# The twin's languages: what a reader gets unless it asks for more. German is only for the guards
+# (visitors paste German attacks); "war" and "hat" are English words too.
+TWIN_LANGUAGES = ("en", "nl")
 
 
 class Lexicon:
@@ -23,8 +26,8 @@ class Lexicon:
     def __init__(self, folder: Path) -> None:
         self._lists: dict[str, dict[str, tuple[str, ...]]] = {}
         for lang in LANGUAGES:
-            with open(folder / f"{lang}.toml", "rb") as fh:
-                data = tomllib.load(fh)
+            path = folder / f"{lang}.toml"
+            data = tomllib.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
             self._lists[lang] = {key: tuple(w.replace("_", " ") for w in value.split())
                                  for key, value in _flat(data).items()}
 
@@ -34,14 +37,14 @@ class Lexicon:
             raise KeyError(key)
         return self._lists[lang].get(key, ())
 
-    def words(self, key: str) -> frozenset[str]:
-        """A list in both languages, as one set."""
-        return frozenset(w for lang in LANGUAGES for w in self.of(key, lang))
+    def words(self, key: str, langs: tuple[str, ...] = TWIN_LANGUAGES) -> frozenset[str]:
+        """A list in the twin's languages (or ``langs``), as one set."""
+        return frozenset(w for lang in langs for w in self.of(key, lang))
 
-    def alternation(self, *keys: str) -> str:
+    def alternation(self, *keys: str, langs: tuple[str, ...] = TWIN_LANGUAGES) -> str:
         """The lists' words and phrases as a regular expression's group, longest first (so a
         phrase wins over its first word), each escaped; a phrase's space matches any white space."""
-        found = {w for key in keys for w in self.words(key)}
+        found = {w for key in keys for w in self.words(key, langs)}
         escaped = (re.escape(w).replace(r"\ ", r"\s+") for w in sorted(found, key=lambda w: (-len(w), w)))
         return "(?:" + "|".join(escaped) + ")"
 

@@ -45,9 +45,20 @@ def semantic_verdict(embedder: Embedder, vector: np.ndarray,
     if text is not None and (bare := unquoted(text)) != text:
         text, vector = bare, embedder.query(bare)
     score = bank.score(vector)
-    if bank.blocks(score, text):
+    if _blocks(bank, score, text):
         return Verdict("injection", "semantic", matched=score.nearest_attack[:200], view="embedding"), score
     return None, score
+
+
+def _blocks(bank: ExemplarScreen, score: SemanticScore, text: str | None) -> bool:
+    return bank.blocks(score, text)
+
+
+def shipped_blocks(embedder: Embedder, vector: np.ndarray, text: str) -> bool:
+    """The semantic screen's decision as configured, on ``text`` as the screen reads it
+    (``unquoted``) and that text's vector: for measuring (benchmarks.guards_cross)."""
+    bank = exemplar_screen(embedder)
+    return bank is not None and _blocks(bank, bank.score(vector), text)
 
 
 def screen_text(text: str, embedder: Embedder | None = None, vector: np.ndarray | None = None) -> Verdict | None:
