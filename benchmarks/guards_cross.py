@@ -104,13 +104,13 @@ def decisions(f: Features, calibration: dict, shipped: np.ndarray) -> dict[str, 
 
 
 def report(rows: list, f: Features, blocked: dict[str, np.ndarray], index: np.ndarray) -> list[dict]:
-    """Per screen, per source family and per language: attacks caught, benign refused."""
+    """Per screen, per source family, language and kind: attacks caught, benign refused."""
     out = []
     for screen, refused in blocked.items():
         groups: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
         for i in np.flatnonzero(index):
             side = "attack" if rows[i].attack else "benign"
-            for group in ("all", f"source:{rows[i].source}", f"lang:{rows[i].lang}"):
+            for group in ("all", f"source:{rows[i].source}", f"lang:{rows[i].lang}", f"kind:{rows[i].kind or '-'}"):
                 groups[group][side] += 1
                 groups[group][f"{side}_refused"] += int(refused[i])
         for group, c in sorted(groups.items()):
