@@ -1,0 +1,41 @@
+"""``manage.py eval_claims [--dataset FILE] [--floor X] [--verbose]``: the claim checker's precision
+and recall per kind and language on a labelled set (evals.claims)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from evals.claims import DEV, claims_run
+from knowledge import claims
+
+
+class Command(BaseCommand):
+    help = "Measure the claim checker on labelled claims: precision and recall per kind and language."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--dataset", type=Path, default=DEV, help="a claims JSON-lines file")
+        parser.add_argument("--floor", type=float, help=f"the meaning floor (default {claims.MEANING_FLOOR})")
+        parser.add_argument("--verbose", action="store_true", help="every claim the checker judged wrongly")
+
+    def handle(self, *args, dataset: Path, floor: float | None, verbose: bool, **options) -> None:
+        if not dataset.is_file():
+            raise CommandError(f"{dataset}: no such file")
+        if floor is not None:
+            claims.MEANING_FLOOR = floor
+        try:
+            report = claims_run(dataset)
+        except (ValueError, KeyError) as exc:
+            raise CommandError(str(exc)) from exc
+        for group, tallies in sorted(report.groups().items()):
+            parts = [f"{label} flagged {t.flagged}/{t.total}" for label, t in sorted(tallies.items())]
+            self.stdout.write(f"{group:28s} " + "; ".join(parts))
+        precision, recall = report.precision_recall()
+        self.stdout.write(f"precision {precision:.3f}, recall {recall:.3f} (unsupported is the positive class; "
+                          f"meaning floor {claims.MEANING_FLOOR})")
+        if verbose:
+            for row in report.rows:
+                if row["flagged"] != (not row["supported"]):
+                    self.stdout.write(f"  {row.get('id')} {row['kind']}: {row['claim']!r} -> "
+                                      f"{row['reason'] or 'passed'} {row['detail']}")

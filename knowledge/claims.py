@@ -1,0 +1,193 @@
+"""Whether a cited document says what a sentence of an answer claims, without a model call.
+
+A claim is *supported* by its cited document when all of these hold:
+- every number, amount, percentage, year, date and duration in it is in the document, equal
+  after normalisation (``text.numbers``: ``1,100`` = ``1.100``, "two days" = "twee dagen");
+- every name in it (a capitalised word inside the sentence, an acronym, a word with digits) is in
+  the document, in the other language's spelling too (``text.counterparts``) and inflected
+  ("Utrecht" in "Utrechtse");
+- its meaning is close to one sentence of the document: the primary model's cosine (multilingual,
+  so an English claim may cite a Dutch page) at least ``MEANING_FLOOR``, chosen on the
+  development set (``evals/data/claims.jsonl``, ``manage.py eval_claims``);
+- and the nearest sentence does not plainly contradict it: one of the two negates
+  ("not", "geen", "never") and the other does not.
+
+A claim several documents are cited for is supported when one of them supports it. The checker
+reads the document's own text (its front matter aside), so a fact from another document, a
+changed number, an invented name or a negation under a real citation are caught; a paraphrase the
+model cannot see as close, or a fact spread over two sentences, may be flagged wrongly: measured,
+per kind and language, in docs/ARCHITECTURE.md ("Claims checked against their sources").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from knowledge.embedders import Embedder
+from knowledge.translation import cached_vectors
+from text import topics
+from text.counterparts import counterparts
+from text.lexicon import owner_references, shared
+from text.numbers import quantities
+from text.sentences import split_sentences
+
+MEANING_FLOOR = 0.83
+NEGATION_NEAR = 0.85  # a nearest clause this close says the same thing, so a negation turns it round
+NEAREST = 2  # the sentences nearest a claim in meaning, whose neighbourhood must hold its names and numbers
+_NAME = re.compile(r"(?<=[\s(\"'\u201c\u2018])(?:[A-Z][\w'\u2019&-]*|[\w-]*\d[\w-]*[A-Za-z][\w-]*)")
+_CITATION = re.compile(r"\[source:\s*([^\]\n]+?)\s*\]")
+_cache: dict[tuple[str, str], np.ndarray] = {}
+
+
+@dataclass(frozen=True)
+class Unsupported:
+    sentence: str
+    title: str
+    reason: str  # number | name | meaning | negation
+    detail: str = ""
+
+    def as_event(self) -> dict:
+        return {"sentence": self.sentence, "title": self.title, "reason": self.reason, "detail": self.detail}
+
+
+class Source:
+    """A cited document as the checker reads it: its sentences and their clauses (a claim often
+    says one part of a long sentence), words, names and quantities."""
+
+    def __init__(self, title: str, body: str) -> None:
+        self.title = title
+        sentences = split_sentences(body) or [body]
+        # each piece: (text, index of its sentence); a sentence's clauses after the sentence
+        self.pieces = [(s, i) for i, s in enumerate(sentences)]
+        self.pieces += [(c, i) for i, s in enumerate(sentences) for c in _clauses(s)]
+        self.sentences = sentences
+        self.words = set(topics.words(f"{title}\n{body}"))
+        # what the document is about (its title, its headings) holds for each of its sentences
+        self.subject = set(topics.words(" ".join([title, *re.findall(r"^#+\s*(.+)$", body, re.MULTILINE)])))
+        self.quantities = quantities(f"{title}\n{body}")
+        self.near_words = [set(topics.words(s)) for s in sentences]
+        self.near_quantities = [quantities(s) for s in sentences]
+        self.negated = {text: _negates(text) for text, _ in self.pieces}
+
+    def has_name(self, name: str) -> bool:
+        return _has(self.words, name)
+
+
+def _has(words: set[str], name: str) -> bool:
+    """Whether ``words`` hold a name: as written, in the other language (``text.counterparts``) or
+    inflected ("Utrecht" in "Utrechtse", "Nederlandse" for "Nederland")."""
+    word = name.lower().strip("'\u2019-").removesuffix("'s").removesuffix("\u2019s")
+    if word in words or counterparts(word) & words:
+        return True
+    if any(word in w.split("-") for w in words if "-" in w):  # "LLM" in "llm-toepassing"
+        return True
+    if len(word) < 5:  # an acronym or a short name: its plural or possessive only ("VLANs")
+        return any(w.startswith(word) and len(w) <= len(word) + 2 for w in words if w[:1] == word[:1])
+    stem = word[:max(4, len(word) - 3)]
+    return len(word) >= 5 and any(w.startswith(stem) or word.startswith(w[:max(4, len(w) - 3)])
+                                  for w in words if len(w) >= 4 and w[0] == word[0])
+
+
+_CLAUSE = re.compile(r"[;:]\s+|,\s+(?=(?:and|but|which|who|where|while|en|maar|die|dat|waar|terwijl)\b)|"
+                     r"\s+(?:and|en)\s+(?=[a-z]+(?:ed|de|te|t)\b)")
+
+
+def _clauses(sentence: str) -> list[str]:
+    """A long sentence's clauses, each of three words or more (a sentence of one clause: none)."""
+    parts = [p.strip() for p in _CLAUSE.split(sentence)]
+    return [p for p in parts if len(p.split()) >= 3] if len(parts) > 1 else []
+
+
+def claims(answer: str) -> list[tuple[str, list[str]]]:
+    """The answer's sentences that cite, each without its citation marks, with the titles it cites."""
+    out = []
+    for sentence in split_sentences(answer):
+        titles = list(dict.fromkeys(m.group(1) for m in _CITATION.finditer(sentence)))
+        text = " ".join(_CITATION.sub(" ", sentence).split()).strip()
+        if titles and len(topics.words(text)) >= 3:
+            out.append((text, titles))
+    return out
+
+
+def check(answer: str, sources: dict[str, Source], embedder: Embedder, owner: str) -> list[Unsupported]:
+    """Every cited sentence of ``answer`` its cited sources do not support (the titles missing
+    from ``sources`` are verify's unknown citations, not checked here)."""
+    cited = [(text, [t for t in titles if t in sources]) for text, titles in claims(answer)]
+    cited = [(text, titles) for text, titles in cited if titles]
+    if not cited:
+        return []
+    vectors = embedder.passages([text for text, _ in cited])
+    found = []
+    for (text, titles), vector in zip(cited, vectors, strict=True):
+        verdicts = [_judge(text, vector, sources[t], embedder, owner) for t in titles]
+        if all(v is not None for v in verdicts):
+            reason, detail = verdicts[0]
+            found.append(Unsupported(text, titles[0], reason, detail))
+    return found
+
+
+def _judge(claim: str, vector: np.ndarray, source: Source, embedder: Embedder,
+           owner: str) -> tuple[str, str] | None:
+    """Why ``source`` does not support ``claim``, or None when it does."""
+    missing = quantities(claim).missing_from(source.quantities)
+    if missing:
+        return "number", ", ".join(missing)
+    names = [n for n in _names(claim, owner) if not source.has_name(n)]
+    if names:
+        return "name", ", ".join(names)
+    scores = cached_vectors(_cache, embedder, [text for text, _ in source.pieces]) @ vector
+    order = np.argsort(-scores)
+    best = source.pieces[int(order[0])][1]
+    if scores[order[0]] < MEANING_FLOOR and not _quoted(claim, source.sentences[best]):
+        return "meaning", f"nearest: {source.sentences[best][:120]} ({scores[order[0]]:.3f})"
+    # a contradiction only against what says the same thing: the nearest clause of the nearest
+    # sentence, close enough to be the same statement with its sense turned round
+    same = [int(i) for i in order if source.pieces[int(i)][1] == best]
+    piece = max(same, key=lambda i: (source.pieces[i][0] != source.sentences[best], scores[i]))
+    text = source.pieces[piece][0]
+    if scores[piece] >= NEGATION_NEAR and _negates(claim) != source.negated[text]:
+        return "negation", f"nearest: {text[:120]}"
+    apart = _apart(claim, owner, source, {source.pieces[int(i)][1] for i in order[:NEAREST]})
+    if apart:
+        return "combination", f"{', '.join(apart)}: in the document, not beside what the claim says"
+    return None
+
+
+def _apart(claim: str, owner: str, source: Source, nearest: set[int]) -> list[str]:
+    """The claim's names that none of the sentences nearest it in meaning (each with the sentences
+    beside it, and what the whole document is about: its title and headings) holds: true facts of
+    the document put together wrongly ("at Lumora Health in Rotterdam" where Rotterdam is the
+    previous employer's city)."""
+    window = {j for i in nearest for j in (i - 1, i, i + 1) if 0 <= j < len(source.sentences)}
+    words = source.subject.union(*(source.near_words[j] for j in window))
+    return [n for n in _names(claim, owner) if not _has(words, n)]
+
+
+def _names(claim: str, owner: str) -> list[str]:
+    """The names a claim states: capitalised words inside it (not its first word), acronyms and
+    words with digits; not the owner's name or pronouns, months, days or function words."""
+    skip = owner_references(owner) | shared().words("calendar.months") | shared().words("calendar.days")
+    found = []
+    for match in _NAME.finditer(claim):  # a sentence's first word is capitalised anyway
+        word = match.group(0).strip("'\u2019-").removesuffix("'s").removesuffix("\u2019s")
+        lower = word.lower()
+        if len(lower) < 2 or lower in skip or lower in topics.STOP_WORDS or lower in found:
+            continue
+        found.append(word)
+    return found
+
+
+def _quoted(claim: str, sentence: str) -> bool:
+    """The claim holds the sentence word for word (the offline twin quotes under a lead-in)."""
+    return " ".join(topics.words(sentence)) in " ".join(topics.words(claim))
+
+
+def _negates(text: str) -> bool:
+    words = topics.words(text)
+    return any(w in _NEGATIONS or w.endswith("n't") for w in words)
+
+
+_NEGATIONS = shared().words("negation.words", ("en", "nl", "de"))

@@ -1,0 +1,89 @@
+"""Numbers, amounts, percentages, years, dates and durations in English and Dutch, read so that
+one quantity written two ways compares equal: ``1,100`` = ``1.100`` = ``1100``; ``2,5`` = ``2.5``;
+"two days" = "twee dagen" = "2 days"; "March 2022" = "maart 2022" = ``2022-03``. A range
+("2019-2022") holds both ends. What compares is the value: the unit beside it is the words'
+business (a claim's words are compared with its source by meaning).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# A number as written: digits with thousands separators (groups of three after "," or ".") or a
+# decimal part; not digits glued to letters ("p95", "S5", "2FA": names, not quantities).
+_NUMERAL = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)*(?![\w])")
+_THOUSANDS = re.compile(r"\d{1,3}(?:([.,])\d{3})(?:\1\d{3})*")
+_VALUES = {
+    # English
+    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+    "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
+    "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50,
+    "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100, "thousand": 1000,
+    "million": 1_000_000, "dozen": 12, "twice": 2,
+    # Dutch ("een" is also "a": not read as one)
+    "twee": 2, "drie": 3, "vier": 4, "vijf": 5, "zes": 6, "zeven": 7, "acht": 8, "negen": 9, "tien": 10,
+    "elf": 11, "twaalf": 12, "dertien": 13, "veertien": 14, "vijftien": 15, "zestien": 16, "zeventien": 17,
+    "achttien": 18, "negentien": 19, "twintig": 20, "dertig": 30, "veertig": 40, "vijftig": 50, "zestig": 60,
+    "zeventig": 70, "tachtig": 80, "negentig": 90, "honderd": 100, "duizend": 1000, "miljoen": 1_000_000,
+    "dozijn": 12, "tweemaal": 2,
+}
+_WORD = re.compile(r"[^\W\d_]+")
+_MONTHS = {
+    **{m: i for i, m in enumerate("january february march april may june july august september october "
+                                  "november december".split(), 1)},
+    **{m: i for i, m in enumerate("januari februari maart april mei juni juli augustus september oktober "
+                                  "november december".split(), 1)},
+    **{m: i for i, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split(), 1)},
+    "sept": 9, "mrt": 3, "okt": 10,
+}
+# "May" is a month and a verb: only with a day or a year next to it
+_MONTH_NEAR = re.compile(r"\b(\d{1,2}\s+)?([a-z]+)\.?(\s+\d{1,2}(?:st|nd|rd|th)?)?(,?\s+(?:19|20)\d\d)?\b",
+                         re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Quantities:
+    """The values in a text and the months it names."""
+
+    values: frozenset[float]
+    months: frozenset[int]
+
+    def missing_from(self, source: Quantities) -> list[str]:
+        """What this text states that ``source`` does not: its values and months not found there."""
+        missing = [_shown(v) for v in sorted(self.values - source.values)]
+        return missing + [f"month {m}" for m in sorted(self.months - source.months)]
+
+
+def quantities(text: str) -> Quantities:
+    values = {_value(m.group(0)) for m in _NUMERAL.finditer(text)}
+    values |= {float(_VALUES[w]) for w in _WORD.findall(text.lower()) if w in _VALUES}
+    return Quantities(frozenset(v for v in values if v is not None), frozenset(_months(text)))
+
+
+def _value(written: str) -> float | None:
+    """``1,100`` and ``1.100`` are 1100 (groups of three after one kind of separator), ``2,5`` and
+    ``2.5`` are 2.5; a date's parts (``2026-10-01``) are read one by one by the caller's regex."""
+    if _THOUSANDS.fullmatch(written):
+        return float(re.sub(r"[.,]", "", written))
+    if re.fullmatch(r"\d+[.,]\d+", written):
+        return float(written.replace(",", "."))
+    if written.isdigit():
+        return float(written)
+    return None  # "1.2.3": a version, a name
+
+
+def _months(text: str) -> set[int]:
+    found = set()
+    for match in _MONTH_NEAR.finditer(text):
+        word = match.group(2).lower()
+        if word not in _MONTHS:
+            continue
+        if word in ("may", "mar") and not (match.group(1) or match.group(3) or match.group(4)):
+            continue  # "she may", "mar" as a word: a month only next to a day or a year
+        found.add(_MONTHS[word])
+    return found
+
+
+def _shown(value: float) -> str:
+    return str(int(value)) if value.is_integer() else f"{value:g}"
