@@ -123,11 +123,29 @@ class ConversationAdmin(ReadOnlyAdmin):
                 self.message_user(request, f"Deleted {report}.", messages.INFO)
 
 
+class UnsupportedFilter(admin.SimpleListFilter):
+    """Turns with a cited sentence their source does not say (knowledge.claims)."""
+
+    title = "claims"
+    parameter_name = "claims"
+
+    def lookups(self, request, model_admin):
+        return [("unsupported", "with an unsupported sentence"), ("supported", "every sentence in its source")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "unsupported":
+            return queryset.filter(unsupported_claims__gt=0)
+        if self.value() == "supported":
+            return queryset.filter(unsupported_claims=0)
+        return queryset
+
+
 @admin.register(TurnLog)
 class TurnLogAdmin(ReadOnlyAdmin):
     list_display = ("created_at", "outcome", "cost_usd", "latency_ms", "question", "provider", "tokens",
-                    "tool_rounds", "hallucination_risk", "retracted", "usage_estimated", "why")
-    list_filter = ("outcome", "provider", "hallucination_risk", "retracted", "usage_estimated", "created_at")
+                    "tool_rounds", "hallucination_risk", "unsupported_claims", "retracted", "usage_estimated", "why")
+    list_filter = ("outcome", "provider", "hallucination_risk", UnsupportedFilter, "retracted", "usage_estimated",
+                   "created_at")
     search_fields = ("conversation__id", "user_message__content", "assistant_message__content")
     list_select_related = ("trace", "user_message")
     date_hierarchy = "created_at"

@@ -75,6 +75,8 @@ class TurnLog(models.Model):
         default=False, help_text="The uncited answer was withdrawn and the decline shown (TWIN_UNCITED=retract)")
     usage_estimated = models.BooleanField(
         default=False, help_text="The provider reported no usage: tokens and cost are the twin's estimate.")
+    unsupported_claims = models.PositiveSmallIntegerField(
+        default=0, db_index=True, help_text="Cited sentences their cited document does not say (knowledge.claims).")
     unknown_citations = models.JSONField(default=list, blank=True)
     state_tokens = models.PositiveIntegerField(default=0)
     view_tokens = models.PositiveIntegerField(default=0)
@@ -111,6 +113,8 @@ class AgentTrace(models.Model):
     guard = models.JSONField(default=dict, blank=True, help_text="The input guards' verdict and semantic scores.")
     tool_calls = models.JSONField(default=list, blank=True)
     provider_responses = models.JSONField(default=list, blank=True)
+    unsupported = models.JSONField(default=list, blank=True,
+                                   help_text="Each cited sentence its document does not say: sentence, title, reason.")
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 

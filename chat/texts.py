@@ -42,6 +42,8 @@ TEXTS = {
     # sees which part of the question found nothing
     "offline.decline_name": _("I can't find anything about {name} in {owner}'s knowledge base, so I won't "
                               "guess. You can ask me to pass a message to {owner} instead."),
+    # a sentence whose cited document does not say it (knowledge.claims; TWIN_UNSUPPORTED=mark)
+    "claims.not_in_source": _("(not in the cited source)"),
     "offline.tool_error": _("Something went wrong while looking that up, so I won't guess. Please try again."),
     "offline.contact_ask": _("I can pass a message on to {owner}; {owner} reviews every message before it is "
                              "sent. Please give me your name, your e-mail address so {owner} can reply, and "

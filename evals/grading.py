@@ -33,10 +33,12 @@ class Observation:
     error: str = ""
     trace_id: int | None = None
     cost_usd: Decimal = Decimal("0")
+    unsupported: int = 0  # cited sentences the claim check did not find in their source
 
     def as_dict(self) -> dict:
         return {"outcome": self.outcome, "answer": self.answer[:2000], "citations": self.citations,
-                "tools": self.tools, "approval": self.approval, "error": self.error}
+                "tools": self.tools, "approval": self.approval, "error": self.error,
+                "unsupported": self.unsupported}
 
 
 @dataclass

@@ -79,6 +79,9 @@ class SuiteResult:
             benign = [r for r in self.results if not r.case.block]
             metrics["detected"] = f"{sum(r.grade.passed for r in attacks)}/{len(attacks)}"
             metrics["false_positives"] = f"{sum(not r.grade.passed for r in benign)}/{len(benign)}"
+        if self.suite in ("answers", "tools", "tasks"):
+            # answers with a cited sentence their source does not say (knowledge.claims)
+            metrics["unsupported"] = sum(1 for r in self.results if r.observation and r.observation.unsupported)
         if self.suite == "answers":
             # cross-lingual (the fact only in the other language) and declines, each counted apart
             for kind in ("cross", "decline"):
@@ -131,6 +134,7 @@ def observe(result: TurnResult, earlier_cost: Decimal = Decimal("0")) -> Observa
         error=(turn.error_code if turn is not None else "") or "",
         trace_id=trace.pk if trace is not None else None,
         cost_usd=earlier_cost + (turn.cost_usd if turn is not None else Decimal("0")),
+        unsupported=turn.unsupported_claims if turn is not None else 0,
     )
 
 

@@ -39,15 +39,18 @@ NEGATION_NEAR = 0.85  # a nearest clause this close says the same thing, so a ne
 NEAREST = 2  # the sentences nearest a claim in meaning, whose neighbourhood must hold its names and numbers
 _NAME = re.compile(r"(?<=[\s(\"'\u201c\u2018])(?:[A-Z][\w'\u2019&-]*|[\w-]*\d[\w-]*[A-Za-z][\w-]*)")
 _CITATION = re.compile(r"\[source:\s*([^\]\n]+?)\s*\]")
+_AFTER_CITATION = re.compile(r"(\[source:[^\]\n]+\])[ \t]+(?=[A-Z0-9(\"'\u201c])")
+_LEADING_CITATIONS = re.compile(r"^(?:\s*\[source:[^\]\n]+\])+\s*")
 _cache: dict[tuple[str, str], np.ndarray] = {}
 
 
 @dataclass(frozen=True)
 class Unsupported:
-    sentence: str
+    sentence: str  # without its citation marks
     title: str
-    reason: str  # number | name | meaning | negation
+    reason: str  # number | name | meaning | negation | combination
     detail: str = ""
+    written: str = ""  # the sentence as the answer has it, citation marks included
 
     def as_event(self) -> dict:
         return {"sentence": self.sentence, "title": self.title, "reason": self.reason, "detail": self.detail}
@@ -101,37 +104,85 @@ def _clauses(sentence: str) -> list[str]:
     return [p for p in parts if len(p.split()) >= 3] if len(parts) > 1 else []
 
 
-def claims(answer: str) -> list[tuple[str, list[str]]]:
-    """The answer's sentences that cite, each without its citation marks, with the titles it cites."""
+def claims(answer: str, framing: tuple[str, ...] = ()) -> list[tuple[str, list[str], str]]:
+    """The answer's sentences that cite: each without its citation marks and without the twin's
+    own ``framing`` (a lead-in such as "Here is what …'s knowledge base says:", "(in Dutch)"),
+    the titles it cites, and the sentence as written."""
+    sentences: list[str] = []
+    # a citation ends its sentence: "… Logistics. [source: CV] The planner …" is two
+    for piece in split_sentences(_AFTER_CITATION.sub("\\1\n", answer)):
+        # "… in Zwolle. [source: CV] Her team …": a citation after the full stop is the sentence before's
+        leading = _LEADING_CITATIONS.match(piece)
+        if leading and sentences:
+            sentences[-1] = f"{sentences[-1]} {leading.group(0).strip()}"
+            piece = piece[leading.end():]  # noqa: PLW2901
+        if piece.strip():
+            sentences.append(piece)
     out = []
-    for sentence in split_sentences(answer):
+    for sentence in sentences:
         titles = list(dict.fromkeys(m.group(1) for m in _CITATION.finditer(sentence)))
-        text = " ".join(_CITATION.sub(" ", sentence).split()).strip()
+        text = _CITATION.sub(" ", sentence)
+        for frame in framing:
+            text = text.replace(frame, " ")
+        text = " ".join(text.split()).strip()
         if titles and len(topics.words(text)) >= 3:
-            out.append((text, titles))
+            out.append((text, titles, sentence))
     return out
 
 
-def check(answer: str, sources: dict[str, Source], embedder: Embedder, owner: str) -> list[Unsupported]:
+def check(answer: str, sources: dict[str, Source], embedder: Embedder, owner: str,
+          framing: tuple[str, ...] = ()) -> list[Unsupported]:
     """Every cited sentence of ``answer`` its cited sources do not support (the titles missing
     from ``sources`` are verify's unknown citations, not checked here)."""
-    cited = [(text, [t for t in titles if t in sources]) for text, titles in claims(answer)]
-    cited = [(text, titles) for text, titles in cited if titles]
+    cited = [(text, [t for t in titles if t in sources], written)
+             for text, titles, written in claims(answer, framing)]
+    cited = [claim for claim in cited if claim[1]]
     if not cited:
         return []
-    vectors = embedder.passages([text for text, _ in cited])
+    vectors = embedder.passages([text for text, _, _ in cited])
     found = []
-    for (text, titles), vector in zip(cited, vectors, strict=True):
+    for (text, titles, written), vector in zip(cited, vectors, strict=True):
         verdicts = [_judge(text, vector, sources[t], embedder, owner) for t in titles]
         if all(v is not None for v in verdicts):
             reason, detail = verdicts[0]
-            found.append(Unsupported(text, titles[0], reason, detail))
+            found.append(Unsupported(text, titles[0], reason, detail, written))
     return found
+
+
+def warm(sources: list[Source], embedder: Embedder) -> int:
+    """Embed the documents' sentences and clauses now (a serving process, as it starts), so the
+    first answers citing them do not wait; returns how many pieces."""
+    pieces = list(dict.fromkeys(text for source in sources for text, _ in source.pieces))
+    for start in range(0, len(pieces), 64):
+        cached_vectors(_cache, embedder, pieces[start:start + 64])
+    return len(pieces)
+
+
+def applied(answer: str, unsupported: list[Unsupported], mode: str, marker: str) -> str:
+    """The answer as the visitor sees it: ``mark``: each unsupported sentence without its citation
+    and followed by ``marker``; ``strip``: without those sentences; ``log``: unchanged."""
+    if mode == "log":
+        return answer
+    for claim in unsupported:
+        # as written, whatever white space the answer had between its words
+        where = re.search(r"\s+".join(re.escape(w) for w in claim.written.split()), answer) if claim.written else None
+        if where is None:
+            continue
+        if mode == "strip":
+            replaced = ""
+        else:
+            bare = " ".join(_CITATION.sub(" ", where.group(0)).split())
+            end = bare[-1] if bare and bare[-1] in ".!?" else ""
+            replaced = f"{bare[:len(bare) - len(end)].rstrip()} {marker}{end}"
+        answer = answer[:where.start()] + replaced + answer[where.end():]
+    return re.sub(r"[ \t]{2,}", " ", answer).strip()
 
 
 def _judge(claim: str, vector: np.ndarray, source: Source, embedder: Embedder,
            owner: str) -> tuple[str, str] | None:
     """Why ``source`` does not support ``claim``, or None when it does."""
+    if any(_quoted(claim, sentence) for sentence in source.sentences):
+        return None  # the claim holds one of the document's sentences word for word
     missing = quantities(claim).missing_from(source.quantities)
     if missing:
         return "number", ", ".join(missing)
@@ -141,7 +192,7 @@ def _judge(claim: str, vector: np.ndarray, source: Source, embedder: Embedder,
     scores = cached_vectors(_cache, embedder, [text for text, _ in source.pieces]) @ vector
     order = np.argsort(-scores)
     best = source.pieces[int(order[0])][1]
-    if scores[order[0]] < MEANING_FLOOR and not _quoted(claim, source.sentences[best]):
+    if scores[order[0]] < MEANING_FLOOR:
         return "meaning", f"nearest: {source.sentences[best][:120]} ({scores[order[0]]:.3f})"
     # a contradiction only against what says the same thing: the nearest clause of the nearest
     # sentence, close enough to be the same statement with its sense turned round
@@ -181,8 +232,9 @@ def _names(claim: str, owner: str) -> list[str]:
 
 
 def _quoted(claim: str, sentence: str) -> bool:
-    """The claim holds the sentence word for word (the offline twin quotes under a lead-in)."""
-    return " ".join(topics.words(sentence)) in " ".join(topics.words(claim))
+    """The claim is the sentence, word for word (the offline twin quotes), or holds it whole."""
+    said = " ".join(topics.words(sentence))
+    return len(said) >= 12 and said in " ".join(topics.words(claim))
 
 
 def _negates(text: str) -> bool:

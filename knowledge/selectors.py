@@ -1,5 +1,6 @@
-"""Reads of the knowledge base's documents: their public pages and citation links, and the
-availability documents. The search is ``knowledge.search``."""
+"""Reads of the knowledge base's documents: their public pages and citation links, the
+availability documents and the cited documents as the claim checker reads them. The search is
+``knowledge.search``."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import PurePosixPath
 from django.urls import reverse
 from django.utils.text import slugify
 
+from knowledge import claims
 from knowledge.models import Document, KnowledgeChunk
 from knowledge.watch import WATCH
 
@@ -52,3 +54,22 @@ def availability_chunks(language: str) -> list[dict]:
          "document_url": public_url(c.document.path, c.document.url), "heading_path": c.heading_path, "text": c.text}
         for c in preferred
     ]
+
+
+# The cited documents as the claim checker reads them (split, counted), kept per process by
+# title and content hash: a changed document is read again, at most _SOURCES_MAX are kept.
+_sources: dict[tuple[str, str], claims.Source] = {}
+_SOURCES_MAX = 500
+
+
+def claim_sources(titles: list[str]) -> dict[str, claims.Source]:
+    """The documents of ``titles`` (those that exist), each as ``knowledge.claims.Source``."""
+    out = {}
+    for title, body, digest in Document.objects.filter(title__in=titles).values_list("title", "body", "content_hash"):
+        source = _sources.get((title, digest))
+        if source is None:
+            if len(_sources) >= _SOURCES_MAX:
+                _sources.clear()
+            source = _sources[(title, digest)] = claims.Source(title, body)
+        out[title] = source
+    return out

@@ -21,8 +21,8 @@ from knowledge.embedders import get_embedders  # noqa: E402
 
 def _warm() -> None:
     """Load the embedding models and embed the guard's exemplars in the background, so the first
-    visitor does not wait for them; the knowledge base's words (for the search's translations)
-    and, for the offline provider, its sentences too."""
+    visitor does not wait for them; the knowledge base's words (for the search's translations),
+    for the offline provider its sentences, and the pieces the claim check compares with."""
     from django.conf import settings
     from django.db import connection
 
@@ -39,6 +39,10 @@ def _warm() -> None:
             from chat.providers.offline import dense
 
             dense.warm()
+        if settings.TWIN_WARM_SENTENCES:  # the documents' sentences and clauses the claim check reads
+            from knowledge import claims, selectors
+
+            claims.warm(list(selectors.claim_sources(list(selectors.document_urls())).values()), embedders[0])
     except Exception:  # Postgres not there yet: the first turns embed them, as before
         logging.getLogger(__name__).warning("knowledge base not embedded at start", exc_info=True)
     finally:

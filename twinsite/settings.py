@@ -323,8 +323,9 @@ TWIN_GROUNDEDNESS_CHARS = env_int("TWIN_GROUNDEDNESS_CHARS", 300, minimum=50)
 # An answer of that length with no valid citation and no tool result: "log" shows it, flagged for
 # review (the design's default); "retract" replaces it with the decline once checked.
 TWIN_UNCITED = env_choice("TWIN_UNCITED", "log", ("log", "retract"))
-# The digest recommends TWIN_UNCITED=retract when this share of a model's answers (20 at least)
-# in the period was flagged.
+# A cited sentence its source does not say (knowledge.claims): marked, stripped or only logged.
+TWIN_UNSUPPORTED = env_choice("TWIN_UNSUPPORTED", "mark", ("mark", "strip", "log"))
+# The digest recommends TWIN_UNCITED=retract at this share of a model's flagged answers (20 at least).
 TWIN_UNCITED_ALERT_SHARE = env_float("TWIN_UNCITED_ALERT_SHARE", 0.05, minimum=0.0)
 TWIN_MAX_QUESTION_CHARS = env_int("TWIN_MAX_QUESTION_CHARS", 2000, minimum=100, maximum=2000)
 # The semantic guard blocks when a question is this much closer (cosine) to the attack exemplars

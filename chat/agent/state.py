@@ -46,6 +46,7 @@ class AgentState(TypedDict, total=False):
     unknown_citations: list[str]
     hallucination_risk: bool
     retracted: bool  # the uncited answer was replaced by the decline (TWIN_UNCITED=retract)
+    unsupported: list[dict]  # cited sentences their source does not say [{sentence, title, reason, detail}]
     outcome: str  # an Outcome, "" while the turn runs
     error: dict | None  # {"code": ..., "message": ...}
 
@@ -55,7 +56,8 @@ def turn_reset(*, turn_start: int, question: str) -> dict:
     return {
         "turn_start": turn_start, "question": question, "guard": None, "tool_rounds": 0,
         "pending_calls": [], "approved_call_ids": [], "answer": "",
-        "citations": [], "unknown_citations": [], "hallucination_risk": False, "retracted": False, "outcome": "",
+        "citations": [], "unknown_citations": [], "hallucination_risk": False, "retracted": False, "unsupported": [],
+        "outcome": "",
         "error": None,
         "queued_approval_id": None, "resolved": None, "budget_refused": None,
     }

@@ -59,7 +59,7 @@ def _turn_rows(*, conversation_id: uuid.UUID | str, user_message: Message | None
         cost_usd=round_usd(recorder.cost_usd), latency_ms=recorder.elapsed_ms(),
         node_latency_ms=recorder.node_latency_ms, tool_rounds=state.get("tool_rounds") or 0,
         hallucination_risk=bool(state.get("hallucination_risk")), retracted=bool(state.get("retracted")),
-        usage_estimated=recorder.usage_estimated,
+        usage_estimated=recorder.usage_estimated, unsupported_claims=min(len(state.get("unsupported") or []), 32767),
         unknown_citations=state.get("unknown_citations") or [], state_tokens=recorder.state_tokens,
         view_tokens=recorder.view_tokens, error_code=error_code,
     )
@@ -68,7 +68,7 @@ def _turn_rows(*, conversation_id: uuid.UUID | str, user_message: Message | None
         knowledge_sha256=recorder.knowledge_sha256, retrieved=scrub(recorder.retrieved),
         guard=scrub({"verdict": state.get("guard"), "semantic": recorder.guard_scores}),
         tool_calls=scrub(recorder.tool_calls), provider_responses=scrub(recorder.provider_responses),
-        error=scrub_text(recorder.error),
+        unsupported=scrub(state.get("unsupported") or []), error=scrub_text(recorder.error),
     )
     if recorder.ledger_entry_ids:
         budget_services.entries_link(entry_ids=recorder.ledger_entry_ids, turn_id=turn.pk)
@@ -98,5 +98,6 @@ def turn_logged(turn: TurnLog, *, refusal: str = "") -> None:
         "input_tokens": turn.input_tokens, "cached_tokens": turn.cached_tokens, "output_tokens": turn.output_tokens,
         "cost_usd": float(turn.cost_usd), "latency_ms": turn.latency_ms, "tool_rounds": turn.tool_rounds,
         "hallucination_risk": turn.hallucination_risk, "retracted": turn.retracted,
+        "unsupported_claims": turn.unsupported_claims,
     }
     turns_log.info("turn %s %s", turn.pk, turn.outcome, extra={"fields": fields})

@@ -250,7 +250,7 @@ async def _recorded(conversation_id: uuid.UUID | str, run: _Run, recorder: TurnR
             await send({"type": "error", "code": "unavailable", "in_turn": True,
                         "message": say("error.unavailable", lang)})
         await send({"type": "done", "outcome": Outcome.ERROR, "message_id": None, "answer": answer,
-                    "citations": []})
+                    "citations": [], "unsupported": []})
         return TurnResult(outcome=Outcome.ERROR, answer=answer, message_id=None, turn_id=None)
     await send({
         "type": "trace", "turn_id": turn.pk, "latency_ms": turn.latency_ms,
@@ -259,7 +259,8 @@ async def _recorded(conversation_id: uuid.UUID | str, run: _Run, recorder: TurnR
         "cost_usd": str(turn.cost_usd),
     })
     citations = state.get("citations") or []
-    done = {"type": "done", "outcome": outcome, "message_id": message.pk, "answer": answer, "citations": citations}
+    done = {"type": "done", "outcome": outcome, "message_id": message.pk, "answer": answer, "citations": citations,
+            "unsupported": state.get("unsupported") or []}
     if state.get("retracted"):  # the streamed text was withdrawn: ``answer`` replaces it
         done["retracted"] = True
     if outcome == Outcome.REFUSED:  # which stop: the page shows each one its own way

@@ -55,6 +55,12 @@ def test_every_suite_with_the_offline_provider_meets_its_threshold(capsys):
     assert graph_cases.count() >= 90 and not graph_cases.filter(trace__isnull=True).exists()
     assert len(set(graph_cases.values_list("trace__message__conversation", flat=True))) == graph_cases.count()
     assert "first tools run against offline: nothing to compare" in out
+    # the offline twin only quotes its sources: the claim check finds every cited sentence in its document
+    from chat.models import TurnLog
+
+    checked = TurnLog.objects.exclude(assistant_message__citations=[])
+    assert checked.count() >= 40
+    assert list(checked.filter(unsupported_claims__gt=0).values_list("trace__unsupported", flat=True)) == []
 
 
 def test_a_fake_gemini_over_http_under_failure_injection_meets_every_threshold_and_catches_a_broken_change(

@@ -1,5 +1,6 @@
-"""``verify``: citations checked against the knowledge base, ungrounded answers flagged, the
-turn's outcome decided, the checked answer appended to the history."""
+"""``verify``: citations checked against the knowledge base, each cited sentence against its
+cited document (``knowledge.claims``), ungrounded answers flagged, the turn's outcome decided,
+the checked answer appended to the history."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from chat.agent.context import TurnContext
 from chat.agent.state import AgentState, Outcome
 from chat.citations import cited_titles, strip_citations
 from chat.texts import text as say
+from knowledge import claims
 from knowledge import selectors as knowledge
+from knowledge.embedders import get_embedder
 from text.language import detect_language
 from twinsite.db import database_sync_to_async
 
@@ -27,12 +30,25 @@ async def verify(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
     if unknown:
         answer = strip_citations(answer, set(unknown))
     citations = [{"title": t, "url": known[t]} for t in cited if t in known]
+    unsupported: list[claims.Unsupported] = []
+    if citations and not state.get("error"):
+        unsupported = await database_sync_to_async(_unsupported)(answer, [c["title"] for c in citations])
+    sourced = bool(citations)  # a marked sentence was still answered from a source the model named
+    if unsupported and settings.TWIN_UNSUPPORTED != "log":
+        lang = detect_language(state.get("question") or "", runtime.context.lang)
+        answer = claims.applied(answer, unsupported, settings.TWIN_UNSUPPORTED, say("claims.not_in_source", lang))
+        kept = set(cited_titles(answer))
+        citations = [c for c in citations if c["title"] in kept]
+        if settings.TWIN_UNSUPPORTED == "strip":
+            sourced = bool(citations)
+            if not strip_citations(answer, kept).strip(" .\n"):  # every sentence went: nothing is left to say
+                answer = say("offline.decline", lang)
     turn_messages = (state.get("messages") or [])[state.get("turn_start", 0):]
     used_tools = any(m.get("role") == "tool" and _succeeded(m) for m in turn_messages)
     long_answer = len(answer) >= settings.TWIN_GROUNDEDNESS_CHARS
     # Flagged for review: "I don't know that" has no citation either, so a short answer is not.
     risky = long_answer and not citations and not used_tools
-    outcome = _outcome(state, cited=bool(citations), long_answer=long_answer)
+    outcome = _outcome(state, cited=sourced, long_answer=long_answer)
     retract = risky and settings.TWIN_UNCITED == "retract" and outcome == Outcome.ANSWERED
     if retract:
         # the owner chose: an answer nothing backs is withdrawn; the visitor's screen shows the
@@ -46,11 +62,22 @@ async def verify(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
     if citations:
         runtime.stream_writer({"type": "citations", "citations": citations})
     update: dict = {"answer": answer, "citations": citations, "unknown_citations": unknown,
-                    "hallucination_risk": risky, "retracted": retract, "outcome": outcome}
+                    "hallucination_risk": risky, "retracted": retract, "outcome": outcome,
+                    "unsupported": [u.as_event() for u in unsupported]}
     if not state.get("error") and answer:
         # the answer as the visitor keeps it (unknown citations removed) becomes history
         update["messages"] = [{"role": "assistant", "content": answer}]
     return update
+
+
+def _unsupported(answer: str, titles: list[str]) -> list[claims.Unsupported]:
+    """The answer's cited sentences their documents do not say (a database read and one
+    embedding of the sentences: on a thread, never on the event loop). The twin's own framing
+    (the offline answerer's lead-ins, "(in Dutch)") is no claim."""
+    framing = tuple(say(key, lang) for key in ("offline.found", "offline.in_dutch", "offline.in_english",
+                                               "offline.overview.project", "offline.overview.article")
+                    for lang in ("en", "nl"))
+    return claims.check(answer, knowledge.claim_sources(titles), get_embedder(), settings.TWIN_OWNER_NAME, framing)
 
 
 def _outcome(state: AgentState, *, cited: bool, long_answer: bool) -> str:

@@ -1,0 +1,88 @@
+"""knowledge.claims: a cited sentence is checked against its cited document's own text, in either
+language, without a model call. The document is the test's own, not an owner's."""
+
+from __future__ import annotations
+
+import pytest
+
+from knowledge import claims
+from knowledge.embedders import E5Embedder
+from text.numbers import quantities
+
+DOC = (
+    "Since April 2021 Ilse Voskuil has run the data team at Kantara Logistics in Zwolle. The team of five "
+    "engineers rebuilt the route planner, which now plans 3,200 deliveries a day instead of 1,900. Drivers see "
+    "their routes the evening before. Dispatchers change a route with one drag.\n\n"
+    "## Earlier work\nShe studied econometrics. After her degree she worked for four years at Dunmore Analytics "
+    "in Leeds, where she built pricing models.\n\n"
+    "## Availability\nShe is not looking for a permanent position. Her day rate is 950 euro excluding VAT, and "
+    "she works two days a week at most for new clients."
+)
+TITLE = "Curriculum vitae Ilse Voskuil"
+OWNER = "Ilse Voskuil"
+
+
+@pytest.fixture(scope="module")
+def e5():
+    return E5Embedder()
+
+
+def check(sentence: str, e5) -> list[claims.Unsupported]:
+    return claims.check(f"{sentence} [source: {TITLE}]", {TITLE: claims.Source(TITLE, DOC)}, e5, OWNER)
+
+
+@pytest.mark.parametrize("sentence", [
+    "Her team's route planner handles 3200 deliveries every day, up from 1900.",
+    "She leads the data team at Kantara Logistics, based in Zwolle, since April 2021.",
+    "Ilse spent four years at Dunmore Analytics in Leeds building pricing models.",
+    "Sinds april 2021 leidt ze het datateam van Kantara Logistics in Zwolle.",  # Dutch claim, English source
+    "Haar dagtarief is 950 euro exclusief btw.",
+    "She works at most two days a week for a new client.",
+])
+def test_what_the_document_says_passes_in_other_words_and_the_other_language(sentence, e5):
+    assert check(sentence, e5) == []
+
+
+@pytest.mark.parametrize(("sentence", "reason"), [
+    ("Her team's route planner handles 4,200 deliveries every day.", "number"),
+    ("She leads the data team at Kantara Logistics since April 2019.", "number"),
+    ("She leads the data team at Kantara Logistics and won the Logistics Data Award.", "name"),
+    ("Drivers in Leeds see their routes the evening before.", "combination"),
+    ("She is looking for a permanent position.", "negation"),
+    ("She grows tomatoes on her balcony.", "meaning"),
+])
+def test_a_changed_number_an_invented_name_a_wrong_pair_and_a_negation_are_caught(sentence, reason, e5):
+    found = check(sentence, e5)
+    assert [u.reason for u in found] == [reason], found
+    assert found[0].title == TITLE and found[0].sentence == sentence
+
+
+def test_a_claim_is_supported_when_one_of_its_cited_documents_says_it(e5):
+    other = "About Ilse"
+    sources = {TITLE: claims.Source(TITLE, DOC), other: claims.Source(other, "Ilse grew up in Deventer.")}
+    answer = f"Ilse grew up in Deventer. [source: {TITLE}] [source: {other}]"
+    assert claims.check(answer, sources, e5, OWNER) == []
+    assert [u.reason for u in claims.check(f"Ilse grew up in Deventer. [source: {TITLE}]", sources, e5, OWNER)] \
+        == ["name"]
+
+
+def test_mark_strip_and_log_change_only_the_unsupported_sentences(e5):
+    answer = (f"She runs the data team at Kantara Logistics. [source: {TITLE}] "
+              f"The planner handles 9,999 deliveries a day. [source: {TITLE}]")
+    found = claims.check(answer, {TITLE: claims.Source(TITLE, DOC)}, e5, OWNER)
+    assert [u.reason for u in found] == ["number"]
+    marked = claims.applied(answer, found, "mark", "(not in the cited source)")
+    assert marked == (f"She runs the data team at Kantara Logistics. [source: {TITLE}] "
+                      "The planner handles 9,999 deliveries a day (not in the cited source).")
+    stripped = claims.applied(answer, found, "strip", "")
+    assert stripped == f"She runs the data team at Kantara Logistics. [source: {TITLE}]"
+    assert claims.applied(answer, found, "log", "") == answer
+
+
+def test_quantities_compare_as_values_in_both_languages():
+    assert quantities("1,100 euro").values == quantities("1.100 euro").values == quantities("1100 EUR").values
+    assert quantities("two days").values == quantities("twee dagen").values == quantities("2 days").values
+    assert quantities("March 2022").months == quantities("maart 2022").months == {3}
+    assert quantities("2,5 uur").values == quantities("2.5 hours").values == {2.5}
+    assert quantities("she may come, p95 and S5").values == frozenset() and not quantities("she may come").months
+    assert quantities("Python 3.12 from 2019-2022").values == {3.12, 2019.0, 2022.0}
