@@ -2,6 +2,7 @@
 report on the others, both ways round.
 
 Families: ``team`` (the team's own writing: exemplars, the guard eval, benign traffic),
+``owner-questions`` (the visitor questions of every owner's answer suites, benign),
 ``shared`` (``../shared/corpora``: llm-guard and deepset attacks, interview questions) and, with
 ``--heldout DIR``, a public held-out set (``attacks.jsonl``, ``benign.jsonl``, rows with a
 ``family``) that calibration never reads. The team's own held-out files are reported beside them.
@@ -38,9 +39,9 @@ L2 = 1.0
 
 
 def _sets(corpora: Path, heldout: Path | None) -> dict[str, list]:
-    from guards.training import jsonl_set, team_holdout_set, team_set
+    from guards.training import jsonl_set, owner_questions, team_holdout_set, team_set
 
-    sets = {"team": team_set(), "team-holdout": team_holdout_set(),
+    sets = {"team": team_set(), "team-holdout": team_holdout_set(), "owner-questions": owner_questions(),
             "shared": jsonl_set(corpora / "injections.dev.jsonl", attack=True)
             + jsonl_set(corpora / "benign.dev.jsonl", attack=False, family="interview-handbook")}
     if heldout is not None:

@@ -52,6 +52,19 @@ def team_holdout_set() -> list[Labelled]:
                    for r in _jsonl(EVAL_DATA / "benign_traffic_holdout.jsonl")]
 
 
+def owner_questions() -> list[Labelled]:
+    """The visitor questions of every owner's answer suites (``evals/data/answers.yaml``,
+    ``evals/owners/*/``): benign by construction, written for the owners, never for the guards."""
+    rows = []
+    for path in sorted([EVAL_DATA / "answers.yaml", *(BASE_DIR / "evals" / "owners").glob("*/*.yaml")]):
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        for case in data.get("cases") or [] if isinstance(data, dict) else []:
+            turns = [case["turn"]] if isinstance(case.get("turn"), str) else case.get("turns") or []
+            rows += [Labelled(t, False, f"owners:{path.parent.name}", case.get("lang", "?"))
+                     for t in turns if isinstance(t, str)]
+    return rows
+
+
 def jsonl_set(path: Path, *, attack: bool, family: str | None = None) -> list[Labelled]:
     """A labelled file of one side: each row's ``family`` (or ``source``'s repository, or
     ``family``) names its source family."""

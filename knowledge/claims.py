@@ -36,6 +36,8 @@ from text.sentences import split_sentences
 
 MEANING_FLOOR = 0.83
 NEGATION_NEAR = 0.85  # a nearest clause this close says the same thing, so a negation turns it round
+NEGATION_OVERLAP = 0.7  # the same, read from the words: this share of the claim's content words
+LEXICAL_ENOUGH = 0.7  # a piece holding this share of a claim's content words places it without the model
 NEAREST = 2  # the sentences nearest a claim in meaning, whose neighbourhood must hold its names and numbers
 _NAME = re.compile(r"(?<=[\s(\"'\u201c\u2018])(?:[A-Z][\w'\u2019&-]*|[\w-]*\d[\w-]*[A-Za-z][\w-]*)")
 _CITATION = re.compile(r"\[source:\s*([^\]\n]+?)\s*\]")
@@ -74,6 +76,7 @@ class Source:
         self.near_words = [set(topics.words(s)) for s in sentences]
         self.near_quantities = [quantities(s) for s in sentences]
         self.negated = {text: _negates(text) for text, _ in self.pieces}
+        self.piece_stems = [_stems(text) for text, _ in self.pieces]
 
     def has_name(self, name: str) -> bool:
         return _has(self.words, name)
@@ -139,9 +142,9 @@ def check(answer: str, sources: dict[str, Source], embedder: Embedder, owner: st
     cited = [claim for claim in cited if claim[1]]
     if not cited:
         return []
-    vectors = embedder.passages([text for text, _, _ in cited])
     found = []
-    for (text, titles, written), vector in zip(cited, vectors, strict=True):
+    for text, titles, written in cited:
+        vector = _Lazy(embedder, text)
         verdicts = [_judge(text, vector, sources[t], embedder, owner) for t in titles]
         if all(v is not None for v in verdicts):
             reason, detail = verdicts[0]
@@ -178,7 +181,39 @@ def applied(answer: str, unsupported: list[Unsupported], mode: str, marker: str)
     return re.sub(r"[ \t]{2,}", " ", answer).strip()
 
 
-def _judge(claim: str, vector: np.ndarray, source: Source, embedder: Embedder,
+class _Lazy:
+    """A claim's vector, embedded only when a check needs it (a claim in the document's own words
+    is placed by its words: one embedding costs more than the rest of the check)."""
+
+    def __init__(self, embedder: Embedder, text: str) -> None:
+        self.embedder, self.text, self._vector = embedder, text, None
+
+    def get(self) -> np.ndarray:
+        if self._vector is None:
+            self._vector = self.embedder.passages([self.text])[0]
+        return self._vector
+
+
+def _nearness(claim: str, vector: _Lazy, source: Source, embedder: Embedder) -> tuple[np.ndarray, bool]:
+    """How near each of the document's pieces is to the claim, and whether that was read from
+    the words: the share of the claim's content words a piece holds, when one piece holds at
+    least ``LEXICAL_ENOUGH`` of them; else the model's cosine (a claim in the other language, or
+    in other words)."""
+    words = _stems(claim)
+    if words:
+        shares = np.array([len(words & piece) / len(words) for piece in source.piece_stems])
+        if shares.max() >= LEXICAL_ENOUGH:
+            return shares, True
+    return cached_vectors(_cache, embedder, [text for text, _ in source.pieces]) @ vector.get(), False
+
+
+def _stems(text: str) -> set[str]:
+    """A text's content words, each cut to its first six letters (a crude stem for both languages:
+    "engineers" and "engineering", "gebouwd" and "gebouwde")."""
+    return {w[:6] for w in topics.content_words(text) if len(w) >= 3}
+
+
+def _judge(claim: str, vector: _Lazy, source: Source, embedder: Embedder,
            owner: str) -> tuple[str, str] | None:
     """Why ``source`` does not support ``claim``, or None when it does."""
     if any(_quoted(claim, sentence) for sentence in source.sentences):
@@ -189,17 +224,17 @@ def _judge(claim: str, vector: np.ndarray, source: Source, embedder: Embedder,
     names = [n for n in _names(claim, owner) if not source.has_name(n)]
     if names:
         return "name", ", ".join(names)
-    scores = cached_vectors(_cache, embedder, [text for text, _ in source.pieces]) @ vector
-    order = np.argsort(-scores)
+    scores, lexical = _nearness(claim, vector, source, embedder)
+    order = np.argsort(-scores, kind="stable")
     best = source.pieces[int(order[0])][1]
-    if scores[order[0]] < MEANING_FLOOR:
+    if not lexical and scores[order[0]] < MEANING_FLOOR:
         return "meaning", f"nearest: {source.sentences[best][:120]} ({scores[order[0]]:.3f})"
     # a contradiction only against what says the same thing: the nearest clause of the nearest
     # sentence, close enough to be the same statement with its sense turned round
     same = [int(i) for i in order if source.pieces[int(i)][1] == best]
     piece = max(same, key=lambda i: (source.pieces[i][0] != source.sentences[best], scores[i]))
     text = source.pieces[piece][0]
-    if scores[piece] >= NEGATION_NEAR and _negates(claim) != source.negated[text]:
+    if scores[piece] >= (NEGATION_OVERLAP if lexical else NEGATION_NEAR) and _negates(claim) != source.negated[text]:
         return "negation", f"nearest: {text[:120]}"
     apart = _apart(claim, owner, source, {source.pieces[int(i)][1] for i in order[:NEAREST]})
     if apart:

@@ -1,0 +1,56 @@
+"""How long the claim check takes per answer of five cited sentences:
+``.venv/bin/python -m benchmarks.claims_latency [--answers 200]``.
+
+Answers are made of five claims of the development set (``evals/data/claims.jsonl``) about the
+sample owner, each citing its document, taken in turn; the documents' sentences are embedded first,
+as a serving process does when it starts (``knowledge.claims.warm``). Measured: one
+``knowledge.claims.check`` per answer (the five sentences embedded in one batch, then compared),
+on this process's CPU, no database.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--answers", type=int, default=200)
+    args = parser.parse_args(argv)
+    sys.path.insert(0, str(BASE_DIR))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "twinsite.settings")
+    import django
+
+    django.setup()
+    from knowledge import claims
+    from knowledge.content import read_folder
+    from knowledge.embedders import get_embedder
+
+    embedder = get_embedder()
+    sources = {d.title: claims.Source(d.title, d.body) for d in read_folder(BASE_DIR / "knowledge" / "content")}
+    claims.warm(list(sources.values()), embedder)
+    rows = [json.loads(line) for line in (BASE_DIR / "evals" / "data" / "claims.jsonl").read_text().splitlines()]
+    cited = [f"{r['claim']} [source: {r['title']}]" for r in rows if r["owner"] == "sample" and r["title"] in sources]
+    answers = [" ".join(cited[(i * 5 + k) % len(cited)] for k in range(5)) for i in range(args.answers)]
+    claims.check(answers[0], sources, embedder, "Mira Jansen")  # the model's first call
+    took = []
+    for answer in answers:
+        start = time.perf_counter()
+        claims.check(answer, sources, embedder, "Mira Jansen")
+        took.append((time.perf_counter() - start) * 1000)
+    took.sort()
+    print(f"{len(took)} answers of five cited sentences: p50 {statistics.median(took):.1f} ms, "
+          f"p95 {took[int(0.95 * len(took)) - 1]:.1f} ms, max {took[-1]:.1f} ms ({embedder.name})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
