@@ -194,12 +194,14 @@ class _Lazy:
         return self._vector
 
 
-def _nearness(claim: str, vector: _Lazy, source: Source, embedder: Embedder) -> tuple[np.ndarray, bool]:
+def _nearness(claim: str, vector: _Lazy, source: Source, embedder: Embedder,
+              names: list[str]) -> tuple[np.ndarray, bool]:
     """How near each of the document's pieces is to the claim, and whether that was read from
     the words: the share of the claim's content words a piece holds, when one piece holds at
     least ``LEXICAL_ENOUGH`` of them; else the model's cosine (a claim in the other language, or
-    in other words)."""
-    words = _stems(claim)
+    in other words). The claim's names place nothing: a name put beside the wrong fact would pull
+    the sentence it came from nearer."""
+    words = _stems(claim) - _stems(" ".join(names))
     if words:
         shares = np.array([len(words & piece) / len(words) for piece in source.piece_stems])
         if shares.max() >= LEXICAL_ENOUGH:
@@ -221,10 +223,11 @@ def _judge(claim: str, vector: _Lazy, source: Source, embedder: Embedder,
     missing = quantities(claim).missing_from(source.quantities)
     if missing:
         return "number", ", ".join(missing)
-    names = [n for n in _names(claim, owner) if not source.has_name(n)]
+    named = _names(claim, owner)
+    names = [n for n in named if not source.has_name(n)]
     if names:
         return "name", ", ".join(names)
-    scores, lexical = _nearness(claim, vector, source, embedder)
+    scores, lexical = _nearness(claim, vector, source, embedder, named)
     order = np.argsort(-scores, kind="stable")
     best = source.pieces[int(order[0])][1]
     if not lexical and scores[order[0]] < MEANING_FLOOR:
