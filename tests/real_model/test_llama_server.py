@@ -156,12 +156,18 @@ async def test_the_twin_on_a_real_small_model(llama_server, settings):
             r.get("markup_removed") for r in t.trace.provider_responses)) for t in
             [t async for t in TurnLog.objects.select_related("trace")]),
         "flagged": sum(t.hallucination_risk for t in turns), "retracted": sum(t.retracted for t in turns),
+        # cited answers with a sentence their source does not say (knowledge.claims), per server
+        "cited_answers": sum(bool(t.assistant_message and t.assistant_message.citations) for t in model_turns),
+        "unsupported_answers": sum(t.unsupported_claims > 0 for t in model_turns),
+        "unsupported_sentences": sum(t.unsupported_claims for t in model_turns),
         "turns_with_tool_calls": sum(t.tool_rounds > 0 for t in turns),
         "contact_requests": await PendingApproval.objects.acount(),
         "contact_messages_sent": await ContactMessage.objects.acount(),
     }
     print("real-model figures:", json.dumps(figures))
     assert figures["streamed_turns"] > 0
+    # the claim check ran on every model turn: a count per turn, never more than its answer holds
+    assert all(0 <= t.unsupported_claims <= 50 for t in model_turns)
     # llama-cpp-python's server streams no usage: every call of it was estimated; llama-server
     # streams it. Either way every call was charged, never settled at 0
     assert model_turns and all(t.usage_estimated == (kind == "llama-cpp-python") for t in model_turns)
