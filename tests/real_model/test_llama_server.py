@@ -166,8 +166,6 @@ async def test_the_twin_on_a_real_small_model(llama_server, settings):
     }
     print("real-model figures:", json.dumps(figures))
     assert figures["streamed_turns"] > 0
-    # the claim check ran on every model turn: a count per turn, never more than its answer holds
-    assert all(0 <= t.unsupported_claims <= 50 for t in model_turns)
     # llama-cpp-python's server streams no usage: every call of it was estimated; llama-server
     # streams it. Either way every call was charged, never settled at 0
     assert model_turns and all(t.usage_estimated == (kind == "llama-cpp-python") for t in model_turns)
