@@ -30,21 +30,23 @@ def main(argv: list[str] | None = None) -> int:
     import django
 
     django.setup()
+    from evals.owners import owner_get
     from knowledge import claims
     from knowledge.content import read_folder
     from knowledge.embedders import get_embedder
 
     embedder = get_embedder()
-    sources = {d.title: claims.Source(d.title, d.body) for d in read_folder(BASE_DIR / "knowledge" / "content")}
+    owner = owner_get("sample")
+    sources = {d.title: claims.Source(d.title, d.body) for d in read_folder(owner.knowledge)}
     claims.warm(list(sources.values()), embedder)
     rows = [json.loads(line) for line in (BASE_DIR / "evals" / "data" / "claims.jsonl").read_text().splitlines()]
     cited = [f"{r['claim']} [source: {r['title']}]" for r in rows if r["owner"] == "sample" and r["title"] in sources]
     answers = [" ".join(cited[(i * 5 + k) % len(cited)] for k in range(5)) for i in range(args.answers)]
-    claims.check(answers[0], sources, embedder, "Mira Jansen")  # the model's first call
+    claims.check(answers[0], sources, embedder, owner.name)  # the model's first call
     took = []
     for answer in answers:
         start = time.perf_counter()
-        claims.check(answer, sources, embedder, "Mira Jansen")
+        claims.check(answer, sources, embedder, owner.name)
         took.append((time.perf_counter() - start) * 1000)
     took.sort()
     print(f"{len(took)} answers of five cited sentences: p50 {statistics.median(took):.1f} ms, "

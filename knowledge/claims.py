@@ -5,7 +5,7 @@ A claim is *supported* by its cited document when all of these hold:
   after normalisation (``text.numbers``: ``1,100`` = ``1.100``, "two days" = "twee dagen");
 - every name in it (a capitalised word inside the sentence, an acronym, a word with digits) is in
   the document, in the other language's spelling too (``text.counterparts``) and inflected
-  ("Utrecht" in "Utrechtse");
+  ("Zwolle" in "Zwolse");
 - its meaning is close to one sentence of the document: the primary model's cosine (multilingual,
   so an English claim may cite a Dutch page) at least ``MEANING_FLOOR``, chosen on the
   development set (``evals/data/claims.jsonl``, ``manage.py eval_claims``);
@@ -84,7 +84,7 @@ class Source:
 
 def _has(words: set[str], name: str) -> bool:
     """Whether ``words`` hold a name: as written, in the other language (``text.counterparts``) or
-    inflected ("Utrecht" in "Utrechtse", "Nederlandse" for "Nederland")."""
+    inflected ("Groningen" in "Groningse", "Nederlandse" for "Nederland")."""
     word = name.lower().strip("'\u2019-").removesuffix("'s").removesuffix("\u2019s")
     if word in words or counterparts(word) & words:
         return True
@@ -248,7 +248,7 @@ def _judge(claim: str, vector: _Lazy, source: Source, embedder: Embedder,
 def _apart(claim: str, owner: str, source: Source, nearest: set[int]) -> list[str]:
     """The claim's names that none of the sentences nearest it in meaning (each with the sentences
     beside it, and what the whole document is about: its title and headings) holds: true facts of
-    the document put together wrongly ("at Lumora Health in Rotterdam" where Rotterdam is the
+    the document put together wrongly ("at Kantara Logistics in Leeds" where Leeds is the
     previous employer's city)."""
     window = {j for i in nearest for j in (i - 1, i, i + 1) if 0 <= j < len(source.sentences)}
     words = source.subject.union(*(source.near_words[j] for j in window))

@@ -43,7 +43,8 @@ def test_postgres_gone_mid_turn_fails_closed_and_the_server_recovers_without_a_r
             events = [e for e in visitor.until("done", timeout=60) if e["type"] != "token"]
             assert events == [{"type": "error", "code": "unavailable", "in_turn": True, "message": unavailable},
                               {"type": "done", "outcome": "error", "message_id": None,
-                               "answer": events[-1]["answer"], "citations": []}]
+                               "answer": events[-1]["answer"], "citations": [],
+                               "unsupported": []}]
             visitor.send({"type": "ask", "text": "Are you there?"})  # asked while Postgres is away
             assert visitor.until("done") == [{"type": "error", "in_turn": False, "code": "unavailable",
                                               "message": unavailable}]

@@ -220,7 +220,8 @@ async def test_unknown_tool_and_crashing_tool_become_error_results(monkeypatch):
     assert status == "error" and payload == {"error": "check_availability failed: RuntimeError"}
 
 
-async def test_unknown_citations_are_removed_and_recorded():
+async def test_unknown_citations_are_removed_and_recorded(settings):
+    settings.TWIN_UNSUPPORTED = "log"  # what the claim check makes of "a Turing award" is its own test
     provider = ScriptedProvider([Step(
         text="She won a Turing award [source: Secret Memoirs] and works at Lumora. [source: Curriculum Vitae]")])
     result, events, _ = await ask("Tell me about her", provider)
