@@ -8,6 +8,7 @@ still answers, with the budget refusal.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 
 from django.conf import settings
@@ -89,19 +90,30 @@ def budget_check() -> dict:
 
 
 # The anonymous status, kept this long per process: an unthrottled endpoint that opened a
-# connection per call is a lever for anyone. Per process only (each serving process checks on
-# its own); a monitor that needs the live parts uses the metrics token.
+# connection per call is a lever for anyone. One refresher at a time per process, behind a lock;
+# the others are served the last value meanwhile (only the very first calls wait for it). Per
+# process only (each serving process checks on its own); a monitor that needs the live parts
+# uses the metrics token.
 STATUS_SECONDS = 5.0
 _status: dict[str, tuple[float, str]] = {}
+_refreshing = threading.Lock()
 
 
 def health_status(now: float | None = None) -> str:
     """``ok`` or ``degraded``, checked at most once per ``STATUS_SECONDS`` in this process."""
     now = time.monotonic() if now is None else now
     kept = _status.get("last")
-    if kept is None or now - kept[0] >= STATUS_SECONDS:
-        kept = _status["last"] = (now, health_report()["status"])
-    return kept[1]
+    if kept is not None and now - kept[0] < STATUS_SECONDS:
+        return kept[1]
+    if not _refreshing.acquire(blocking=kept is None):
+        return kept[1]  # another call is refreshing it: the last value until then
+    try:
+        kept = _status.get("last")
+        if kept is None or now - kept[0] >= STATUS_SECONDS:
+            kept = _status["last"] = (now, health_report()["status"])
+        return kept[1]
+    finally:
+        _refreshing.release()
 
 
 def health_status_forget() -> None:

@@ -303,3 +303,33 @@ def test_a_bad_docs_setting_stops_start_up():
                                "from django.conf import settings; settings.TWIN_API_DOCS"],
         cwd=ROOT, env=environment, capture_output=True, text=True, check=False)
     assert result.returncode != 0 and "TWIN_API_DOCS must be one of off, staff, public" in result.stderr
+
+
+def test_a_burst_of_status_calls_runs_one_report_and_serves_the_last_status_meanwhile(monkeypatch):
+    """200 callers at once when the kept status has expired: one of them refreshes it, behind a
+    lock; the others get the last value at once instead of each opening connections."""
+    import threading
+    import time as clock
+
+    from ops import health
+    from tests.concurrently import at_once
+
+    calls, release = [], threading.Event()
+
+    def slow_report() -> dict:
+        calls.append(1)
+        release.wait(10)
+        return {"status": "ok"}
+
+    monkeypatch.setattr(health, "health_report", slow_report)
+    health.health_status_forget()
+    health._status["last"] = (clock.monotonic() - 60, "degraded")  # expired a minute ago
+    answers: list[str] = []
+    try:
+        at_once(*[lambda: answers.append(health.health_status()) for _ in range(200)],
+                lambda: (clock.sleep(0.5), release.set()))
+    finally:
+        release.set()
+        health.health_status_forget()
+    assert len(calls) == 1 and len(answers) == 200
+    assert answers.count("degraded") >= 199 and set(answers) <= {"ok", "degraded"}
