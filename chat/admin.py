@@ -27,7 +27,17 @@ from chat.models import (
 from chat.selectors import open_question_groups, why_context
 from chat.services import questions_put_aside
 from guards.scrub import scrub_text
+from ops.access import staff_may_read
 from twinsite.admin_base import ReadOnlyAdmin, id_list, why_link
+
+
+class TraceDetailAdmin(ReadOnlyAdmin):
+    """Traces and prompt snapshots show what the site runs on (its prompt, the model's raw
+    answers, what each turn cost): staff holding ``chat.view_trace`` only, not every account
+    that may view the table (chat/models.py)."""
+
+    def has_view_permission(self, request, obj=None) -> bool:
+        return staff_may_read(request.user) and super().has_view_permission(request, obj)
 
 
 def _trace_id(message: Message) -> int | None:
@@ -146,6 +156,24 @@ class TurnLogAdmin(ReadOnlyAdmin):
                     "tool_rounds", "hallucination_risk", "unsupported_claims", "retracted", "usage_estimated", "why")
     list_filter = ("outcome", "provider", "hallucination_risk", UnsupportedFilter, "retracted", "usage_estimated",
                    "created_at")
+    # what a turn cost and which model ran it: operational detail, for chat.view_trace (TraceDetailAdmin)
+    _OPERATIONAL = ("cost_usd", "provider", "model", "tokens", "input_tokens", "cached_tokens", "output_tokens",
+                    "usage_estimated", "node_latency_ms", "state_tokens", "view_tokens")
+
+    def get_list_display(self, request):
+        shown = super().get_list_display(request)
+        return shown if staff_may_read(request.user) else tuple(f for f in shown if f not in self._OPERATIONAL)
+
+    def get_list_filter(self, request):
+        shown = super().get_list_filter(request)
+        return shown if staff_may_read(request.user) else tuple(f for f in shown if f not in self._OPERATIONAL)
+
+    def get_fields(self, request, obj=None):
+        fields = [f.name for f in TurnLog._meta.fields]
+        return fields if staff_may_read(request.user) else [f for f in fields if f not in self._OPERATIONAL]
+
+    def get_readonly_fields(self, request, obj=None):
+        return self.get_fields(request, obj)
     search_fields = ("conversation__id", "user_message__content", "assistant_message__content")
     list_select_related = ("trace", "user_message")
     date_hierarchy = "created_at"
@@ -187,7 +215,7 @@ class MessageAdmin(ReadOnlyAdmin):
 
 
 @admin.register(AgentTrace)
-class AgentTraceAdmin(ReadOnlyAdmin):
+class AgentTraceAdmin(TraceDetailAdmin):
     list_display = ("created_at", "provider", "model", "question", "input_tokens", "output_tokens",
                     "cost_usd", "has_error")
     list_filter = ("turn__provider", "turn__model", "created_at")
@@ -239,7 +267,7 @@ class AgentTraceAdmin(ReadOnlyAdmin):
 
 
 @admin.register(PromptSnapshot)
-class PromptSnapshotAdmin(ReadOnlyAdmin):
+class PromptSnapshotAdmin(TraceDetailAdmin):
     list_display = ("sha256", "created_at")
     readonly_fields = ("sha256", "text", "created_at")
 

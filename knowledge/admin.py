@@ -13,7 +13,7 @@ from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
 from django.db.models import Count, Exists, OuterRef
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import HttpRequest, HttpResponse, HttpResponseForbidden, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
@@ -212,6 +212,9 @@ class DocumentAdmin(ReadOnlyAdmin):
         return TemplateResponse(request, "admin/knowledge/document/import_preview.html", context)
 
     def test_retrieval_view(self, request: HttpRequest) -> HttpResponse:
+        # it shows the knowledge base's text and scores: for who may view the documents
+        if not self.has_view_permission(request):
+            return HttpResponseForbidden("Testing retrieval needs the permission to view documents.")
         query = request.GET.get("q", "").strip()[:500]
         mode = request.GET.get("mode", "hybrid")
         if mode not in ("hybrid", "dense", "fulltext"):

@@ -95,4 +95,8 @@ def test_the_links_lead_nowhere_for_anyone_but_staff(admin_client, kb):
     staff.force_login(clerk)
     assert staff.get(link).status_code == 403  # staff without the permission to view traces
     clerk.user_permissions.add(Permission.objects.get(codename="view_agenttrace"))
+    staff.force_login(User.objects.get(pk=clerk.pk))
+    assert staff.get(link).status_code == 403  # the table's view permission alone: traces need view_trace
+    clerk.user_permissions.add(Permission.objects.get(codename="view_trace"))
+    staff.force_login(User.objects.get(pk=clerk.pk))
     assert question_on(staff, link) in (ANSWERED, REFUSED)
