@@ -90,6 +90,14 @@ def test_compose_runs_postgres_with_pgvector_daphne_and_the_worker():
         assert services[name]["environment"]["DATABASE_URL"].startswith("postgresql://twinsite:")
         assert services[name]["environment"]["DEBUG"] == "0"
     assert services["web"]["ports"] == ["127.0.0.1:8000:8000"]  # the proxy is the way in
+    # only the fixed network's gateway is trusted to forward addresses: not a private range
+    import ipaddress
+
+    [config] = compose["networks"]["twinsite"]["ipam"]["config"]
+    trusted = services["web"]["environment"]["TWIN_TRUSTED_PROXY_CIDRS"].split(":-")[1].rstrip("}")
+    assert ipaddress.ip_network(trusted) == ipaddress.ip_network(f"{config['gateway']}/32")
+    assert ipaddress.ip_address(config["gateway"]) in ipaddress.ip_network(config["subnet"])
+    assert all(services[name]["networks"] == ["twinsite"] for name in services)
 
 
 def test_dockerfile_runs_daphne_as_a_non_root_user_with_the_models_inside():
