@@ -78,6 +78,8 @@ class FeedbackOut(Schema):
 def feedback(request, payload: FeedbackIn) -> Status:
     """Rate an answer of your own conversation; rating it again replaces the first rating."""
     decision = limits.visitor_hit("feedback", ip_key=visitor_key("feedback", request), request=request)
+    if decision.allowed:
+        decision = limits.block_hit("feedback", client=client_ip_from_request(request))
     if not decision.allowed:
         raise RateLimited(decision.retry_after)
     try:
@@ -117,13 +119,15 @@ async def chat_stream(request, payload: ChatIn):
     if conversation_id is None or not await Conversation.objects.filter(pk=conversation_id).aexists():
         decision = await database_sync_to_async(limits.visitor_hit)("conversation", ip_key=ip_hash(ip),
                                                                     request=request)
+        if decision.allowed:
+            decision = await database_sync_to_async(limits.block_hit)("conversation", client=ip)
         if not decision.allowed:
             raise RateLimited(decision.retry_after)
         conversation = await database_sync_to_async(conversation_create)(visitor_ip=ip)
         conversation_id = str(conversation.pk)
         await request.session.aset(SESSION_KEY, conversation_id)
     try:
-        await turn_admit(conversation_id=conversation_id, ip_key=ip_hash(ip))
+        await turn_admit(conversation_id=conversation_id, ip_key=ip_hash(ip), client=ip)
     except TurnRejected as exc:
         raise RateLimited(exc.params["retry_after"]) from None
     staff = await database_sync_to_async(staff_may_read)(await request.auser())

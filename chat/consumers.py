@@ -159,7 +159,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
             await self.error("busy")
             return
         try:
-            await turn_admit(conversation_id=self.conversation_id, ip_key=self.ip_key)
+            await turn_admit(conversation_id=self.conversation_id, ip_key=self.ip_key, client=self.visitor_ip)
         except TurnRejected as exc:
             await self.send_event(rejection_event(exc, self.lang))
             self.refusals += 1

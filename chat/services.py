@@ -4,7 +4,6 @@ feedback, and the trace purge. A turn itself is ``chat.turns.run``; its record `
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import uuid
 
 from django.conf import settings
@@ -15,6 +14,7 @@ from django.utils import timezone
 from chat.models import AgentTrace, Conversation, Feedback, Message, PromptSnapshot, UnansweredQuestion
 from chat.texts import text as say
 from guards.rules import mask_sensitive
+from twinsite.clientip import address_hash
 
 
 class TurnRejected(Exception):
@@ -46,7 +46,7 @@ FEEDBACK_COMMENT_CHARS = 2000
 
 
 def ip_hash(ip: str) -> str:
-    return hashlib.sha256(f"{settings.SECRET_KEY}:{ip}".encode()).hexdigest() if ip else ""
+    return address_hash(ip)
 
 
 def conversation_group(conversation_id: uuid.UUID | str) -> str:

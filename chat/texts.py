@@ -87,6 +87,7 @@ TEXTS = {
     "error.turn_limit": _("This conversation has reached its limit of {max} questions. "
                           "Start a new conversation to go on."),
     "error.rate_limited": _("You're asking faster than I can answer. Please wait {seconds} seconds and try again."),
+    "error.too_many_turns": _("You have several questions running already. Please wait for their answers first."),
     "error.too_many_sockets": _("Too many chats are open from your address. Close one and reload this page."),
     "error.unknown_conversation": _("This conversation no longer exists. Reload the page to start a new one."),
     "error.forbidden": _("This conversation belongs to another browser session. Reload the page."),

@@ -27,12 +27,21 @@ from twinsite.clientip import client_ip_from_request
 
 def _limited(request: HttpRequest, kind: str) -> HttpResponse | None:
     """A 429 with Retry-After when django-ratelimit's decorator found this client over its
-    ``kind`` limit (guards.limits.RATES)."""
-    if not getattr(request, "limited", False):
+    ``kind`` limit (guards.limits.RATES), or the address's block is over its own."""
+    decision = _decision(request, kind)
+    if decision is None:
         return None
-    decision = limits.http_refusal(request, kind, ip_key=visitor_key(kind, request))
     return rate_limited_response(decision.retry_after, say("error.too_many_requests", seconds=decision.retry_after),
                                  plain=True)
+
+
+def _decision(request: HttpRequest, kind: str) -> limits.Decision | None:
+    """The refusal of a decorated view's request: its address over ``kind``'s limit, else its
+    address's /56, /48 or /24 over theirs (``guards.limits.block_hit``); None when allowed."""
+    if getattr(request, "limited", False):
+        return limits.http_refusal(request, kind, ip_key=visitor_key(kind, request))
+    decision = limits.block_hit(kind, client=client_ip_from_request(request))
+    return None if decision.allowed else decision
 
 
 VISITOR_CSP = {**settings.SECURE_CSP, "style-src": [CSP.SELF]}  # no inline style either
@@ -68,9 +77,9 @@ def conversation_start(request: HttpRequest) -> JsonResponse:
 
 def _limited_json(request: HttpRequest, lang: str) -> JsonResponse | None:
     """As ``_limited`` for a new conversation, answered in the API's error shape."""
-    if not getattr(request, "limited", False):
+    decision = _decision(request, "conversation")
+    if decision is None:
         return None
-    decision = limits.http_refusal(request, "conversation", ip_key=visitor_key("conversation", request))
     return rate_limited_response(decision.retry_after,
                                  say("error.rate_limited", lang, seconds=decision.retry_after))
 
@@ -190,8 +199,14 @@ def admin_login(request: HttpRequest) -> HttpResponse:
     """The admin's login, with failed and successful POSTs counted per client address."""
     from django.contrib import admin
 
-    if (limited := _limited(request, "login")) is not None:
-        return limited
+    if request.method == "POST" and (limited := _limited(request, "login")) is not None:
+        return limited  # a POST only: showing the form counts nothing
+    if request.method == "POST" and (username := request.POST.get("username", "")):
+        # tries at one account from any number of addresses; the same answer for every name
+        decision = limits.login_user_hit(username[:150])
+        if not decision.allowed:
+            return rate_limited_response(decision.retry_after,
+                                         say("error.too_many_requests", seconds=decision.retry_after), plain=True)
     return admin.site.login(request)
 
 

@@ -18,6 +18,7 @@ from types import SimpleNamespace
 from django.conf import settings
 from django.db import connection, transaction
 
+from twinsite.clientip import address_hash, blocks_of
 from twinsite.env import parse_rate
 
 
@@ -53,6 +54,41 @@ def visitor_hit(kind: str, *, ip_key: str, request=None, conversation_id: str | 
     return _refused(kind, ip_key=ip_key, time_left=usage["time_left"], conversation_id=conversation_id)
 
 
+def block_hit(kind: str, *, client: str, conversation_id: str | None = None) -> Decision:
+    """Count one ``kind`` event against each block of the client's address (its IPv6 /56 and /48,
+    its IPv4 /24: ``TWIN_RATE_BLOCKS``), each at its multiple of the address's limit. One
+    subscriber rotating through the /64s of its /56, or a renter through a /48, meets one limit."""
+    from django_ratelimit.core import get_usage
+
+    count, seconds = parse_rate(getattr(settings, RATES[kind]))
+    for block, factor in blocks_of(client):
+        key = address_hash(block)
+        usage = get_usage(SimpleNamespace(), group=f"{kind}:block", key=lambda group, request, k=key: k,
+                          rate=f"{count * factor}/{seconds}s", increment=True)
+        if usage is not None and usage["should_limit"]:
+            return _refused(kind, ip_key=key, time_left=usage["time_left"], conversation_id=conversation_id,
+                            rule=f"{kind}s_per_block")
+    return Decision(True, 0)
+
+
+def login_user_hit(username: str) -> Decision:
+    """Count one login attempt for ``username`` from anywhere (``TWIN_RATE_LOGIN_USER``): rotating
+    addresses buys no more tries at one account. Every name counts alike, existing or not, so a
+    refusal says nothing about which accounts exist."""
+    from django_ratelimit.core import get_usage
+
+    key = address_hash(f"user:{username.strip().lower()}")
+    usage = get_usage(SimpleNamespace(), group="login:user", key=lambda group, request: key,
+                      rate=settings.TWIN_RATE_LOGIN_USER, increment=True)
+    if usage is None or not usage["should_limit"]:
+        return Decision(True, 0)
+    from guards.services import incident_count
+
+    incident_count(guard="rate_limit", rule="logins_per_user", ip_hash=key,
+                   window_seconds=parse_rate(settings.TWIN_RATE_LOGIN_USER)[1])
+    return Decision(False, max(1, usage["time_left"]))
+
+
 def http_refusal(request, kind: str, *, ip_key: str) -> Decision:
     """A request django-ratelimit's decorator found over ``kind``'s limit (``request.limited``):
     how long to wait, and the refusal counted as a guard incident."""
@@ -62,12 +98,24 @@ def http_refusal(request, kind: str, *, ip_key: str) -> Decision:
     return _refused(kind, ip_key=ip_key, time_left=usage["time_left"] if usage else 1)
 
 
-def _refused(kind: str, *, ip_key: str, time_left: int, conversation_id: str | None = None) -> Decision:
+def _refused(kind: str, *, ip_key: str, time_left: int, conversation_id: str | None = None,
+             rule: str = "") -> Decision:
     from guards.services import incident_count
 
-    incident_count(guard="rate_limit", rule=f"{kind}s_per_ip", ip_hash=ip_key,
+    incident_count(guard="rate_limit", rule=rule or f"{kind}s_per_ip", ip_hash=ip_key,
                    window_seconds=parse_rate(getattr(settings, RATES[kind]))[1], conversation_id=conversation_id)
     return Decision(False, max(1, time_left))
+
+
+def turn_slot(*, ip_key: str, slot: str) -> bool:
+    """Hold one of the address's ``TWIN_MAX_TURNS_PER_IP`` running-turn slots (a row like an open
+    socket's, expiring after the turn deadline if its process dies); False when all are held."""
+    return socket_register(key=f"turns:{ip_key}", socket_id=slot, maximum=settings.TWIN_MAX_TURNS_PER_IP,
+                           ttl=int(settings.TWIN_TURN_DEADLINE) + 60)
+
+
+def turn_slot_free(*, slot: str) -> None:
+    socket_closed(socket_id=slot)
 
 
 def socket_register(*, key: str, socket_id: str, maximum: int, ttl: int = 3600) -> bool:

@@ -11,6 +11,7 @@ request that reaches daphne directly, from anywhere else, has its forwarded head
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 from functools import lru_cache
 
@@ -31,6 +32,25 @@ def _key(address: str) -> str:
             return str(ip.ipv4_mapped)
         return str(ipaddress.ip_network(f"{ip}/64", strict=False))
     return str(ip)
+
+
+def address_hash(key: str) -> str:
+    """A client key (or a block of them) as limits and incidents keep it: hashed with the secret key."""
+    return hashlib.sha256(f"{settings.SECRET_KEY}:{key}".encode()).hexdigest() if key else ""
+
+
+def blocks_of(key: str) -> list[tuple[str, int]]:
+    """The blocks a client key belongs to that the limits count too, each with its factor
+    (``TWIN_RATE_BLOCKS``: an IPv6 /64's /56 and /48, an IPv4 address's /24): one subscriber
+    rotating through the /64s of its /56, or a renter through its /48, meets a shared limit."""
+    try:
+        network = ipaddress.ip_network(key, strict=False)
+    except ValueError:
+        return []
+    family = "v6" if isinstance(network, ipaddress.IPv6Network) else "v4"
+    return [(str(network.supernet(new_prefix=prefix)), factor)
+            for (kind, prefix), factor in settings.TWIN_RATE_BLOCKS.items()
+            if kind == family and prefix < network.prefixlen]
 
 
 def share_key(key: str) -> str:

@@ -148,6 +148,17 @@ def env_items(name: str, default: str, check: Callable[[str], bool], what: str) 
     return items
 
 
+def env_blocks(name: str, default: str) -> dict[tuple[str, int], int]:
+    """``v6/56:3,v6/48:10,v4/24:10``: address blocks (family and prefix length) with a factor each."""
+    blocks = {}
+    for item in env_list(name, default):
+        match = re.fullmatch(r"(v4|v6)/(\d{1,3}):(\d{1,4})", item)
+        if match is None or int(match[2]) > (32 if match[1] == "v4" else 128) or int(match[3]) < 1:
+            raise ImproperlyConfigured(f"{name}: {item!r} is not a block like v6/48:10 or v4/24:10")
+        blocks[(match[1], int(match[2]))] = int(match[3])
+    return blocks
+
+
 def env_subset(name: str, default: str, choices: tuple[str, ...]) -> list[str]:
     """A non-empty comma-separated list of distinct ``choices``."""
     items = env_list(name, default)

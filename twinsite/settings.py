@@ -11,6 +11,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
 
 from twinsite.env import (
+    env_blocks,
     env_bool,
     env_choice,
     env_decimal,
@@ -160,9 +161,8 @@ if REDIS_URL:
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "chat.layers.PostgresNotifyChannelLayer"}}
 
-# django-ratelimit counts on CACHES["ratelimit"], which must be atomic across processes: Redis
-# when REDIS_URL is set, else counters in Postgres (guards.ratecache). Nothing else is cached
-# across processes; "default" is per process and holds nothing that must agree between them.
+# Every limit counts on CACHES["ratelimit"], atomic across processes: Redis when REDIS_URL is set,
+# else Postgres (guards.ratecache). "default" is per process and holds nothing shared.
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
     "ratelimit": ({"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
@@ -171,10 +171,9 @@ CACHES = {
 RATELIMIT_USE_CACHE = "ratelimit"
 RATELIMIT_FAIL_OPEN = False  # a counter that cannot be read refuses
 
-# Django's tasks framework on the ORM backend (django-tasks-db): a decision is a row in the
-# same database, picked up by `manage.py twin_worker`, so it survives a restart.
-# Queues: "default" (approval resumes, e-mail) and "owner" (knowledge sync, eval runs), which the
-# worker runs in a thread of its own so a long job never delays an approval.
+# Django's tasks on the ORM (django-tasks-db): a decision is a row, run by `manage.py twin_worker`,
+# so it survives a restart. Queues: "default" (resumes, e-mail) and "owner" (sync, evals), which
+# the worker runs in a thread of its own so a long job never delays an approval.
 TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default", "owner"]}}
 
 # E-mail to the owner (approved contact messages), through Django's MAILERS: console by default,
@@ -356,9 +355,7 @@ TWIN_BUDGET_RESERVATION_TTL = env_duration("TWIN_BUDGET_RESERVATION_TTL", "10m",
 
 # Limits per visitor (client IP), shared by every process through Postgres
 TWIN_TRUSTED_PROXIES = env_int("TWIN_TRUSTED_PROXIES", 0, minimum=0, maximum=5)  # proxies adding X-Forwarded-For
-# Where those proxies connect from: forwarded headers from any other peer are ignored
-# (twinsite.clientip). The loopback unless set; a proxy in another container or host needs its
-# address here (compose.yaml sets the container network's).
+# Where those proxies connect from (twinsite.clientip; others' forwarded headers are ignored).
 TWIN_TRUSTED_PROXY_CIDRS = env_items("TWIN_TRUSTED_PROXY_CIDRS", "127.0.0.1/32,::1/128", is_network, "a network")
 TWIN_TRUSTED_PROXY_CIDRS_SET = "TWIN_TRUSTED_PROXY_CIDRS" in os.environ
 TWIN_RATE_TURNS = env_rate("TWIN_RATE_TURNS", "20/10m")  # chat turns per IP (WebSocket and HTTP)
@@ -366,6 +363,10 @@ TWIN_RATE_CONVERSATIONS = env_rate("TWIN_RATE_CONVERSATIONS", "10/10m")  # new c
 TWIN_RATE_LOGIN = env_rate("TWIN_RATE_LOGIN", "10/10m")  # admin login attempts per IP
 TWIN_RATE_FEEDBACK = env_rate("TWIN_RATE_FEEDBACK", "60/10m")  # feedback ratings per IP
 TWIN_MAX_SOCKETS_PER_IP = env_int("TWIN_MAX_SOCKETS_PER_IP", 10, minimum=1)
+TWIN_MAX_TURNS_PER_IP = env_int("TWIN_MAX_TURNS_PER_IP", 3, minimum=1)  # turns running at once per address
+TWIN_RATE_LOGIN_USER = env_rate("TWIN_RATE_LOGIN_USER", "20/1h")  # admin logins per username, from anywhere
+# The blocks an address's limits also count in, each at this multiple of the address's limit
+TWIN_RATE_BLOCKS = env_blocks("TWIN_RATE_BLOCKS", "v6/56:3,v6/48:10,v4/24:10")
 TWIN_MAX_FRAME_BYTES = 16_384  # a chat frame is one question of at most 2,000 characters
 
 # Approvals

@@ -35,11 +35,15 @@ def conversation_owned(conversation_id: uuid.UUID | str, *, session_conversation
     return str(conversation_id) in {session_conversation, token_conversation}
 
 
-async def turn_admit(*, conversation_id: uuid.UUID | str, ip_key: str) -> None:
-    """Count a question against the turn limits; raises TurnRejected (``rate_limited``, with
-    ``retry_after`` seconds) when this address or conversation is over them."""
+async def turn_admit(*, conversation_id: uuid.UUID | str, ip_key: str, client: str = "") -> None:
+    """Count a question against the turn limits of its address and of the address's blocks
+    (``client``: the address's key, ``twinsite.clientip``); raises TurnRejected
+    (``rate_limited``, with ``retry_after`` seconds) when one of them is over."""
     decision = await database_sync_to_async(limits.visitor_hit)(
         "turn", ip_key=ip_key, conversation_id=str(conversation_id))
+    if decision.allowed and client:
+        decision = await database_sync_to_async(limits.block_hit)(
+            "turn", client=client, conversation_id=str(conversation_id))
     if not decision.allowed:
         raise TurnRejected("rate_limited", seconds=decision.retry_after, retry_after=decision.retry_after)
 
@@ -54,8 +58,15 @@ def rejection_event(exc: TurnRejected, lang: str) -> dict:
 
 async def turn_events(*, conversation_id: uuid.UUID | str, text: str, emit: Emit, visitor_ip: str,
                       lang: str) -> None:
-    """Run a turn, its events to ``emit``; whatever stops it becomes an ``error`` event."""
+    """Run a turn, its events to ``emit``; whatever stops it becomes an ``error`` event. At most
+    ``TWIN_MAX_TURNS_PER_IP`` turns of one address run at once, across processes (a slot row with
+    an expiry, so a crashed process frees its slots): one address cannot fill a process's turns."""
+    slot = f"turn-{uuid.uuid4().hex}"
     try:
+        if not await database_sync_to_async(limits.turn_slot)(ip_key=ip_hash(visitor_ip), slot=slot):
+            await emit({"type": "error", "in_turn": False, "code": "rate_limited",
+                        "message": say("error.too_many_turns", lang)})
+            return
         await turn_run(conversation_id=conversation_id, text=text, emit=emit, visitor_ip=visitor_ip, lang=lang)
     except TurnRejected as exc:
         await emit(rejection_event(exc, lang))
@@ -66,3 +77,8 @@ async def turn_events(*, conversation_id: uuid.UUID | str, text: str, emit: Emit
     except Exception:
         log.exception("turn crashed")
         await emit({"type": "error", "in_turn": False, "code": "internal", "message": say("error.internal", lang)})
+    finally:
+        try:
+            await database_sync_to_async(limits.turn_slot_free)(slot=slot)
+        except DATABASE_GONE:  # the slot expires by itself
+            log.warning("turn slot %s not freed: the database is unavailable", slot)

@@ -23,6 +23,7 @@ def test_a_conversation_is_owned_by_its_session_or_its_embed_token() -> None:
     (psycopg.OperationalError("server closed the connection"), "unavailable"),
     (RuntimeError("a bug"), "internal"),
 ])
+@pytest.mark.django_db(transaction=True)
 async def test_whatever_stops_a_turn_becomes_one_error_event(monkeypatch, raised, code) -> None:
     async def failing_turn(**kwargs):
         raise raised
@@ -37,3 +38,48 @@ async def test_whatever_stops_a_turn_becomes_one_error_event(monkeypatch, raised
     assert [(e["type"], e["code"], e["in_turn"]) for e in events] == [("error", code, False)]
     assert events[0]["message"]  # the visitor's sentence, in the page's language
     assert ("retry_after" in events[0]) == (code == "rate_limited")
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_an_address_runs_at_most_its_share_of_turns_at_once(monkeypatch, settings) -> None:
+    """However many sockets or API calls it opens, one address holds TWIN_MAX_TURNS_PER_IP
+    running turns; the next is refused at once, and a finished turn frees its slot."""
+    import asyncio
+
+    settings.TWIN_MAX_TURNS_PER_IP = 3
+    release, started, changed = asyncio.Event(), [], asyncio.Condition()
+
+    async def slow_turn(**kwargs):
+        async with changed:
+            started.append(kwargs["conversation_id"])
+            changed.notify_all()
+        await release.wait()
+
+    async def until_started(n: int) -> None:
+        async with changed:
+            await changed.wait_for(lambda: len(started) >= n)
+
+    monkeypatch.setattr(admission, "turn_run", slow_turn)
+    events: list[dict] = []
+
+    async def emit(event: dict) -> None:
+        events.append(event)
+
+    def turn(n: int, ip: str = "203.0.113.9"):
+        return asyncio.create_task(admission.turn_events(conversation_id=f"c{n}", text="hi", emit=emit,
+                                                         visitor_ip=ip, lang="en"))
+
+    running = [turn(n) for n in range(3)]
+    await asyncio.wait_for(until_started(3), 30)
+    await turn(3)  # the fourth, while three run
+    assert [(e["code"], e["in_turn"]) for e in events] == [("rate_limited", False)]
+    other = turn(4, ip="198.51.100.4")  # another address is not affected
+    await asyncio.wait_for(until_started(4), 30)
+    release.set()
+    await asyncio.gather(*running, other)
+    release.clear()
+    again = turn(5)
+    await asyncio.wait_for(until_started(5), 30)
+    release.set()
+    await again
+    assert len(events) == 1 and sorted(started) == ["c0", "c1", "c2", "c4", "c5"]

@@ -263,7 +263,8 @@ def test_every_limit_counts_on_the_one_counter_table(settings):
     Client().post("/start/")
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*), sum(value)::int FROM guards_cachecounter")
-        assert cursor.fetchone() == (3, 5 + 1 + 1)  # k1's five turns, k2's one, the new conversation
+        # k1's five turns, k2's one, the new conversation counted for its address and its /24
+        assert cursor.fetchone() == (4, 5 + 1 + 1 + 1)
         cursor.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'guards_ratecounter'")
         assert cursor.fetchone() == (0,)
 
