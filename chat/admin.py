@@ -24,9 +24,8 @@ from chat.models import (
     TurnLog,
     UnansweredQuestion,
 )
-from chat.selectors import open_question_groups, why_context
+from chat.selectors import open_question_groups, question_before, why_context
 from chat.services import questions_put_aside
-from guards.scrub import scrub_text
 from ops.access import staff_may_read
 from twinsite.admin_base import ReadOnlyAdmin, id_list, why_link
 
@@ -286,23 +285,11 @@ class FeedbackAdmin(ReadOnlyAdmin):
         """An answer rated "not helpful": the owner may write the better one, for the question asked."""
         if obj.rating >= 0:
             return ""
-        question = _asked_before(obj.message)
-        if not question:
+        if not question_before(obj.message):
             return ""
-        # the visitor's words become a public title once taught: masked like every stored question
-        url = reverse("admin:knowledge_taughtanswer_add") + "?" + urlencode({"question": scrub_text(question)[:300]})
+        # only the reference: the teach form shows the visitor's words as theirs, pre-fills none
+        url = reverse("admin:knowledge_taughtanswer_add") + "?" + urlencode({"feedback": obj.pk})
         return format_html('<a class="teach" href="{}">{}</a>', url, _("Teach the answer"))
-
-
-def _asked_before(answer: Message) -> str | None:
-    """The visitor's question an answer replied to: its turn's (select_related by the list), else
-    the conversation's last visitor message before it (an answer recorded without a turn)."""
-    turn = getattr(answer, "turn", None)
-    if turn is not None and turn.user_message is not None:
-        return turn.user_message.content
-    return (Message.objects.filter(conversation_id=answer.conversation_id, role="user",
-                                   created_at__lte=answer.created_at)
-            .order_by("-created_at").values_list("content", flat=True).first())
 
 
 class HandledFilter(admin.SimpleListFilter):
@@ -348,8 +335,9 @@ class UnansweredQuestionAdmin(ReadOnlyAdmin):
         groups = open_question_groups()[:30]
         can_teach = can_teach_answers(request)
         for group in groups:
+            # only the group's reference: the form shows its wordings as the visitors', pre-fills none
             group["teach_url"] = reverse("admin:knowledge_taughtanswer_add") + "?" + urlencode({
-                "question": group["question"][:300], "questions": ",".join(str(i) for i in group["ids"])})
+                "questions": ",".join(str(i) for i in group["ids"])})
             group["id_list"] = ",".join(str(i) for i in group["ids"])
         return super().changelist_view(request, {**(extra_context or {}), "groups": groups, "can_teach": can_teach})
 

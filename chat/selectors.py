@@ -9,7 +9,8 @@ import re
 from typing import TYPE_CHECKING
 
 import numpy as np
-from django.db.models import Case, IntegerField, OuterRef, Subquery, Value, When
+from django.db.models import Case, CharField, F, IntegerField, OuterRef, Subquery, Value, When, Window
+from django.db.models.functions import Cast, Coalesce, NullIf, RowNumber
 
 from approvals.selectors import approval_states
 from chat.models import AgentTrace, Message, UnansweredQuestion
@@ -139,21 +140,32 @@ def group_questions(rows: list[dict], threshold: float = GROUP_THRESHOLD) -> lis
         best = int(np.argmax(scores)) if scores else -1
         if best >= 0 and scores[best] >= threshold:
             group = groups[best]
-            group["count"] += 1
-            group["ids"].append(row.get("id"))
-            if len(group["examples"]) < 3 and row["question"] not in group["examples"] \
-                    and row["question"] != group["question"]:
-                group["examples"].append(row["question"])
         else:
             heads.append(vector)
-            groups.append({"question": row["question"], "count": 1, "last_seen": row["created_at"],
-                           "examples": [], "ids": [row.get("id")]})
-    return sorted(groups, key=lambda g: (-g["count"], -g["last_seen"].timestamp()))
+            group = {"last_seen": row["created_at"], "ids": [], "sources": set(), "wordings": {}}
+            groups.append(group)
+        source = row.get("source") or row.get("id")
+        group["ids"].append(row.get("id"))
+        group["sources"].add(source)
+        asked = group["wordings"].setdefault(row["question"], {"sources": set(), "first": row["created_at"]})
+        asked["sources"].add(source)
+        asked["first"] = min(asked["first"], row["created_at"])
+    return sorted((_summary(g) for g in groups), key=lambda g: (-g["count"], -g["last_seen"].timestamp()))
+
+
+def _summary(group: dict) -> dict:
+    """A group as the lists show it: counted in distinct sources (conversations' addresses), not
+    rows, so one address asking twenty variants is one; its wordings most-asked and oldest first,
+    the first of them the headline (not the newest, which anyone can make a group's latest)."""
+    wordings = sorted(group["wordings"].items(), key=lambda w: (-len(w[1]["sources"]), w[1]["first"]))
+    return {"question": wordings[0][0], "count": len(group["sources"]), "last_seen": group["last_seen"],
+            "examples": [w for w, _ in wordings[1:4]], "wordings": [w for w, _ in wordings], "ids": group["ids"]}
 
 
 # The open questions grouped: at most this many of the newest, so a flood of declined questions
 # cannot make the admin's pages slow (grouping is quadratic in the number of groups).
 OPEN_QUESTIONS_GROUPED = 1000
+PER_SOURCE = 3  # questions of one address in that window
 
 
 def question_groups(*, since: dt.datetime | None = None, until: dt.datetime | None = None,
@@ -168,10 +180,15 @@ def question_groups(*, since: dt.datetime | None = None, until: dt.datetime | No
         rows = rows.filter(created_at__gte=since)
     if until is not None:
         rows = rows.filter(created_at__lt=until)
-    rows = list(rows.order_by("-created_at").values("id", "question", "embedding", "created_at")
-                [:OPEN_QUESTIONS_GROUPED])
+    # the newest questions, at most PER_SOURCE of each address: one address cannot fill the window
+    rows = rows.annotate(source=Coalesce(NullIf(F("conversation__visitor_ip_hash"), Value("")),
+                                         Cast("conversation_id", CharField())),
+                         rank=Window(RowNumber(), partition_by=[F("source")], order_by=F("created_at").desc()))
+    rows = list(rows.filter(rank__lte=PER_SOURCE).order_by("-created_at")
+                .values("id", "question", "embedding", "created_at", "source")[:OPEN_QUESTIONS_GROUPED])
     groups = group_questions([r for r in rows if r["embedding"] is not None]) + [
-        {"question": r["question"], "count": 1, "last_seen": r["created_at"], "examples": [], "ids": [r["id"]]}
+        {"question": r["question"], "count": 1, "last_seen": r["created_at"], "examples": [],
+         "wordings": [r["question"]], "ids": [r["id"]]}
         for r in rows if r["embedding"] is None]
     groups.sort(key=lambda g: (-g["count"], -g["last_seen"].timestamp()))
     return len(rows), groups
@@ -180,3 +197,34 @@ def question_groups(*, since: dt.datetime | None = None, until: dt.datetime | No
 def open_question_groups() -> list[dict]:
     """The open unanswered questions grouped (``question_groups``)."""
     return question_groups()[1]
+
+
+def question_before(answer: Message) -> str | None:
+    """The visitor's question an answer replied to: its turn's, else the conversation's last
+    visitor message before it (an answer recorded without a turn)."""
+    turn = getattr(answer, "turn", None)
+    if turn is not None and turn.user_message is not None:
+        return turn.user_message.content
+    return (Message.objects.filter(conversation_id=answer.conversation_id, role="user",
+                                   created_at__lte=answer.created_at)
+            .order_by("-created_at").values_list("content", flat=True).first())
+
+
+def question_wordings(*, ids: list[int] = (), feedback_id: int | None = None) -> list[str]:
+    """What visitors asked, as they wrote it, for the teach form: the open questions ``ids`` (a
+    group) most-asked by distinct addresses and oldest first, or the question behind a rated
+    answer (``feedback_id``)."""
+    from chat.models import Feedback
+
+    if feedback_id is not None:
+        feedback = Feedback.objects.select_related("message__turn__user_message").filter(pk=feedback_id).first()
+        asked = question_before(feedback.message) if feedback is not None else None
+        return [asked] if asked else []
+    rows = UnansweredQuestion.objects.filter(pk__in=list(ids)).values_list(
+        "question", "conversation__visitor_ip_hash", "conversation_id", "created_at")
+    seen: dict[str, tuple[set, object]] = {}
+    for question, ip, conversation, created in rows:
+        sources, first = seen.get(question, (set(), created))
+        sources.add(ip or conversation)
+        seen[question] = (sources, min(first, created))
+    return [q for q, _ in sorted(seen.items(), key=lambda item: (-len(item[1][0]), item[1][1]))]

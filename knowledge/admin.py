@@ -18,8 +18,10 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.html import format_html
+from django.utils.http import urlencode
 from django.utils.translation import gettext_lazy as _
 
+from chat.selectors import question_wordings
 from chat.services import questions_answered, questions_reopened
 from knowledge.content import KINDS, LANGS, ContentError
 from knowledge.embedders import get_embedders
@@ -252,15 +254,38 @@ class KnowledgeChunkAdmin(ReadOnlyAdmin):
         return False
 
 
+# Addresses a visitor's wording may carry: never pre-filled into a public title
+_ADDRESSES = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b(?:https?://|www\.)[^\s,;)]*[^\s,;)?!.]|"
+                        r"\b(?:[\w-]+\.)+[a-z]{2,}\b(?:/[^\s?!,;)]*)?", re.IGNORECASE)
+
+
+def without_addresses(text: str) -> str:
+    return " ".join(_ADDRESSES.sub("…", text).split())
+
+
 class TaughtAnswerForm(forms.ModelForm):
     # the unanswered questions this answers (ids, from the group the owner taught it from)
     questions = forms.CharField(required=False, widget=forms.HiddenInput)
+    language_confirmed = forms.BooleanField(
+        required=False, label=_("The language is right"),
+        help_text=_("Tick when the answer is written in the language chosen above although it does not read so."))
 
     class Meta:
         model = TaughtAnswer
         fields = ("question", "lang", "answer")
-        widgets = {"question": forms.TextInput(attrs={"size": 80}),
-                   "answer": forms.Textarea(attrs={"rows": 8, "cols": 80})}
+        widgets = {"question": forms.Textarea(attrs={"rows": 2, "class": "vLargeTextField"}),
+                   "answer": forms.Textarea(attrs={"rows": 8, "class": "vLargeTextField"})}
+
+    def clean(self) -> dict:
+        data = super().clean()
+        answer, lang = data.get("answer") or "", data.get("lang")
+        if answer and lang and not data.get("language_confirmed"):
+            written = detect_language(answer, lang)
+            if written != lang:
+                self.add_error("lang", _("The answer reads as %(written)s, not %(chosen)s: choose the answer's "
+                                         "language, or tick that the language is right.")
+                               % {"written": TaughtAnswer.Lang(written).label, "chosen": TaughtAnswer.Lang(lang).label})
+        return data
 
     def clean_question(self) -> str:
         question = " ".join(self.cleaned_data["question"].split())
@@ -288,7 +313,8 @@ class TaughtAnswerAdmin(admin.ModelAdmin):
 
     def get_fields(self, request, obj=None):
         # a new answer has no page, author or dates yet
-        return self.fields if obj is not None else ("question", "lang", "answer", "questions")
+        base = self.fields if obj is not None else ("question", "lang", "answer", "questions")
+        return (*base, "language_confirmed")
 
     def get_queryset(self, request):
         # whether its document exists, for every row in the one query (the change form's object too)
@@ -307,11 +333,30 @@ class TaughtAnswerAdmin(admin.ModelAdmin):
                            public_url(taught_path(obj.pk), ""))
 
     def get_changeform_initial_data(self, request: HttpRequest) -> dict:
-        initial = super().get_changeform_initial_data(request)
-        if initial.get("lang") not in TaughtAnswer.Lang.values:
-            initial["lang"] = detect_language(str(initial.get("question", ""))) if initial.get("question") \
-                else TaughtAnswer.Lang.EN
+        """Only the reference of what is taught (a group's question ids, a rated answer): a
+        visitor's wording becomes the question only when the owner picks it (``pick``), its
+        addresses, domains and e-mail addresses left out. Nothing else a URL says is taken."""
+        ids = id_list(request.GET.get("questions", ""))
+        initial: dict = {"questions": ",".join(str(i) for i in ids), "lang": TaughtAnswer.Lang.EN}
+        wordings = self._wordings(request)
+        pick = request.GET.get("pick", "")
+        if pick.isdigit() and int(pick) < len(wordings):
+            initial["question"] = without_addresses(wordings[int(pick)])[:300]
+            initial["lang"] = detect_language(initial["question"])
         return initial
+
+    def _wordings(self, request: HttpRequest) -> list[str]:
+        feedback = request.GET.get("feedback", "")
+        if feedback.isdigit():
+            return question_wordings(feedback_id=int(feedback))
+        return question_wordings(ids=id_list(request.GET.get("questions", "")))
+
+    def add_view(self, request, form_url="", extra_context=None):
+        # every wording of the group, labelled as the visitors' own and shown as text, each to pick
+        base = {k: v for k, v in request.GET.items() if k in ("questions", "feedback")}
+        wordings = [{"text": w, "pick_url": "?" + urlencode({**base, "pick": i})}
+                    for i, w in enumerate(self._wordings(request))]
+        return super().add_view(request, form_url, {**(extra_context or {}), "wordings": wordings})
 
     def save_model(self, request, obj: TaughtAnswer, form, change) -> None:
         user = request.user.get_username()

@@ -67,8 +67,8 @@ def seed_day(now: dt.datetime | None = None, *, approvals: bool = True) -> dict:
     embedder = get_embedders()[0]
     conversation = conversation_create()
     for question in ("what is her day rate", "Does she speak Japanese?", "What is her day rate?",
-                     "What is her day rate?"):  # grouped under the latest
-        UnansweredQuestion.objects.create(conversation=conversation, question=question, reason="no_source",
+                     "What is her day rate?"):  # four visitors; grouped under the wording most of them used
+        UnansweredQuestion.objects.create(conversation=conversation_create(), question=question, reason="no_source",
                                           embedding=embedder.query(question))
     old = UnansweredQuestion.objects.create(conversation=conversation, question="An old question about sailing",
                                             reason="no_source", embedding=embedder.query("sailing"))
