@@ -178,8 +178,8 @@ def test_anonymous_health_is_the_status_only_and_checked_at_most_every_few_secon
                                                   "budget"}
     # a status is reused for STATUS_SECONDS in this process, then checked again
     calls = []
-    real = health.health_report
-    health.health_report = lambda: calls.append(1) or real()
+    real = health.anonymous_status
+    health.anonymous_status = lambda: calls.append(1) or real()
     try:
         health.health_status_forget()
         for _ in range(5):
@@ -188,7 +188,7 @@ def test_anonymous_health_is_the_status_only_and_checked_at_most_every_few_secon
         health.health_status(now=1000.0 + health.STATUS_SECONDS)
         assert len(calls) == 2
     finally:
-        health.health_report = real
+        health.anonymous_status = real
         health.health_status_forget()
 
 
@@ -321,7 +321,7 @@ def test_a_burst_of_status_calls_runs_one_report_and_serves_the_last_status_mean
         release.wait(10)
         return {"status": "ok"}
 
-    monkeypatch.setattr(health, "health_report", slow_report)
+    monkeypatch.setattr(health, "anonymous_status", lambda: slow_report()["status"])
     health.health_status_forget()
     health._status["last"] = (clock.monotonic() - 60, "degraded")  # expired a minute ago
     answers: list[str] = []
