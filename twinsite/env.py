@@ -149,7 +149,7 @@ def env_items(name: str, default: str, check: Callable[[str], bool], what: str) 
 
 
 def env_blocks(name: str, default: str) -> dict[tuple[str, int], int]:
-    """``v6/56:3,v6/48:10,v4/24:10``: address blocks (family and prefix length) with a factor each."""
+    """``v6/56:3,v6/48:5,v4/24:10``: address blocks (family and prefix length) with a factor each."""
     blocks = {}
     for item in env_list(name, default):
         match = re.fullmatch(r"(v4|v6)/(\d{1,3}):(\d{1,4})", item)

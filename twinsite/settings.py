@@ -366,7 +366,7 @@ TWIN_MAX_SOCKETS_PER_IP = env_int("TWIN_MAX_SOCKETS_PER_IP", 10, minimum=1)
 TWIN_MAX_TURNS_PER_IP = env_int("TWIN_MAX_TURNS_PER_IP", 3, minimum=1)  # turns running at once per address
 TWIN_RATE_LOGIN_USER = env_rate("TWIN_RATE_LOGIN_USER", "20/1h")  # admin logins per username, from anywhere
 # The blocks an address's limits also count in, each at this multiple of the address's limit
-TWIN_RATE_BLOCKS = env_blocks("TWIN_RATE_BLOCKS", "v6/56:3,v6/48:10,v4/24:10")
+TWIN_RATE_BLOCKS = env_blocks("TWIN_RATE_BLOCKS", "v6/56:3,v6/48:5,v4/24:10")
 TWIN_MAX_FRAME_BYTES = 16_384  # a chat frame is one question of at most 2,000 characters
 
 # Approvals

@@ -10,9 +10,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_new_conversations_from_80_subnets_of_one_48_meet_the_blocks_limit(settings):
-    settings.TWIN_RATE_CONVERSATIONS = "2/10m"  # the /48's: 20 (TWIN_RATE_BLOCKS v6/48:10)
+    settings.TWIN_RATE_CONVERSATIONS = "2/10m"  # the /48's: 10 (TWIN_RATE_BLOCKS v6/48:5)
     statuses = [Client(REMOTE_ADDR=f"2001:db8:77:{n:02x}00::1").post("/start/").status_code for n in range(80)]
-    assert statuses[:20] == [201] * 20 and statuses[20:] == [429] * 60  # each /64 in a /56 of its own
+    assert statuses[:10] == [201] * 10 and statuses[10:] == [429] * 70  # each /64 in a /56 of its own
     assert Client(REMOTE_ADDR="2001:db8:78::1").post("/start/").status_code == 201  # the next /48
 
 
