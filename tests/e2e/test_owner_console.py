@@ -148,6 +148,9 @@ def test_a_question_taught_in_the_admin_is_answered_cited_in_the_next_chat(serve
         group.wait_for()
         shot(owner, "16-owner-unanswered-groups")
         group.locator("a.teach").click()
+        owner.locator("#visitor-wordings").wait_for()
+        assert owner.input_value("#id_question") == ""  # nothing a visitor wrote is pre-filled
+        owner.locator("#visitor-wordings a.pick").first.click()  # the owner picks the visitor's wording
         owner.locator("#id_answer").wait_for()
         assert owner.input_value("#id_question") == question
         owner.fill("#id_answer", "Yes: once a term she gives a free two-hour workshop on responsible AI "
