@@ -12,6 +12,7 @@ expiry, so a crashed process cannot hold a visitor's slots for ever.
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 from types import SimpleNamespace
 
@@ -77,7 +78,8 @@ def login_user_hit(username: str) -> Decision:
     refusal says nothing about which accounts exist."""
     from django_ratelimit.core import get_usage
 
-    key = address_hash(f"user:{username.strip().lower()}")
+    # as Django compares it (NFKC, then case-folded): a full-width "admin" is "admin"
+    key = address_hash(f"user:{unicodedata.normalize('NFKC', username).strip().casefold()}")
     usage = get_usage(SimpleNamespace(), group="login:user", key=lambda group, request: key,
                       rate=settings.TWIN_RATE_LOGIN_USER, increment=True)
     if usage is None or not usage["should_limit"]:

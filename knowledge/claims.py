@@ -177,8 +177,11 @@ def applied(answer: str, unsupported: list[Unsupported], mode: str, marker: str)
             bare = " ".join(_CITATION.sub(" ", where.group(0)).split())
             end = bare[-1] if bare and bare[-1] in ".!?" else ""
             replaced = f"{bare[:len(bare) - len(end)].rstrip()} {marker}{end}"
-        answer = answer[:where.start()] + replaced + answer[where.end():]
-    return re.sub(r"[ \t]{2,}", " ", answer).strip()
+        before, after = answer[:where.start()], answer[where.end():]
+        if not replaced and (not before or before.endswith((" ", "\t", "\n"))):
+            after = after.lstrip(" \t")  # the space that joined the removed sentence to the next
+        answer = before + replaced + after
+    return answer.strip()  # only the ends: indented code and nested lists keep their spaces
 
 
 class _Lazy:
@@ -270,9 +273,10 @@ def _names(claim: str, owner: str) -> list[str]:
 
 
 def _quoted(claim: str, sentence: str) -> bool:
-    """The claim is the sentence, word for word (the offline twin quotes), or holds it whole."""
+    """The claim is the sentence, word for word (the offline twin quotes under its framing): a
+    claim that holds a sentence and says more is judged like any other."""
     said = " ".join(topics.words(sentence))
-    return len(said) >= 12 and said in " ".join(topics.words(claim))
+    return len(said) >= 12 and said == " ".join(topics.words(claim))
 
 
 def _negates(text: str) -> bool:

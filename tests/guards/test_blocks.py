@@ -41,6 +41,9 @@ def test_tries_at_one_account_from_many_addresses_are_counted_by_name(settings):
     assert statuses[:20] == [200] * 20 and statuses[20:] == [429] * 5  # the form again, then refused
     fresh = Client(REMOTE_ADDR="203.0.113.50").post("/admin/login/", {"username": "Owner", "password": "guess"})
     assert fresh.status_code == 429
+    wide = "\uff4f\uff57\uff4e\uff45\uff52"  # "owner" in full-width letters, which Django logs in as "owner"
+    assert Client(REMOTE_ADDR="203.0.113.52").post("/admin/login/", {"username": wide, "password": "g"}).status_code \
+        == 429
     # a name nobody has is refused the same way: the refusal tells nothing about accounts
     for n in range(20):
         Client(REMOTE_ADDR=f"198.18.{n}.1").post("/admin/login/", {"username": "nobody", "password": "x"})

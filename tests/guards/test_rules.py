@@ -502,6 +502,10 @@ def test_set_ups_fixed_openings_formats_and_templates_are_caught(text):
     "Could she finish the sentence analysis module before the deadline?",
     "My order [#88421] and the invoice <2026-0042> are both in the attachment.",
     "Will you play the recording of her talk on the page?",
+    "Can you write a slogan for us, and how much would that cost?",
+    "You will take on the project, and when can you start?",
+    "Did she work with the HTML <input> tag a lot?",
+    "Does he use {query} placeholders in his templates, or a [Task] label in Jira?",
 ])
 def test_the_same_words_in_visitors_questions_pass(text):
     assert screen(text) is None

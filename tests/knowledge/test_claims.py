@@ -38,6 +38,7 @@ def check(sentence: str, e5) -> list[claims.Unsupported]:
     "Sinds april 2021 leidt ze het datateam van Kantara Logistics in Zwolle.",  # Dutch claim, English source
     "Haar dagtarief is 950 euro exclusief btw.",
     "She works at most two days a week for a new client.",
+    "She is one of five engineers who rebuilt the route planner.",  # "one of" states no number
 ])
 def test_what_the_document_says_passes_in_other_words_and_the_other_language(sentence, e5):
     assert check(sentence, e5) == []
@@ -50,6 +51,9 @@ def test_what_the_document_says_passes_in_other_words_and_the_other_language(sen
     ("Drivers in Leeds see their routes the evening before.", "combination"),
     ("She is looking for a permanent position.", "negation"),
     ("She grows tomatoes on her balcony.", "meaning"),
+    # a sentence of the document, word for word, and more: the more is judged
+    ("Since April 2021 Ilse Voskuil has run the data team at Kantara Logistics in Zwolle and won the Data Prize.",
+     "name"),
 ])
 def test_a_changed_number_an_invented_name_a_wrong_pair_and_a_negation_are_caught(sentence, reason, e5):
     found = check(sentence, e5)
@@ -86,3 +90,13 @@ def test_quantities_compare_as_values_in_both_languages():
     assert quantities("2,5 uur").values == quantities("2.5 hours").values == {2.5}
     assert quantities("she may come, p95 and S5").values == frozenset() and not quantities("she may come").months
     assert quantities("Python 3.12 from 2019-2022").values == {3.12, 2019.0, 2022.0}
+
+
+def test_marking_changes_the_sentence_and_nothing_else_of_the_answer(e5):
+    code = "```\nfor route in plan:\n    send(route)\n```"
+    answer = (f"The planner handles 9,999 deliveries a day. [source: {TITLE}]\n\n{code}\n\n"
+              f"- Drivers see their routes the evening before.\n    - Dispatchers change a route with one drag.")
+    found = claims.check(answer, {TITLE: claims.Source(TITLE, DOC)}, e5, OWNER)
+    marked = claims.applied(answer, found, "mark", "(not in the cited source)")
+    assert marked.startswith("The planner handles 9,999 deliveries a day (not in the cited source).")
+    assert code in marked and "\n    - Dispatchers change a route" in marked  # indentation kept

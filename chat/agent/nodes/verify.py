@@ -5,6 +5,7 @@ the checked answer appended to the history."""
 from __future__ import annotations
 
 import json
+import logging
 
 from django.conf import settings
 from langgraph.runtime import Runtime
@@ -19,6 +20,8 @@ from knowledge.embedders import get_embedder
 from text.language import detect_language
 from twinsite.db import database_sync_to_async
 
+log = logging.getLogger(__name__)
+
 
 async def verify(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
     """Check citations against the knowledge base and flag ungrounded answers. (Each model call's
@@ -32,7 +35,10 @@ async def verify(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
     citations = [{"title": t, "url": known[t]} for t in cited if t in known]
     unsupported: list[claims.Unsupported] = []
     if citations and not state.get("error"):
-        unsupported = await database_sync_to_async(_unsupported)(answer, [c["title"] for c in citations])
+        try:
+            unsupported = await database_sync_to_async(_unsupported)(answer, [c["title"] for c in citations])
+        except Exception:  # the answer was streamed and paid for: a failed check leaves it unchecked, logged
+            log.exception("the claim check failed; the answer is shown unchecked")
     sourced = bool(citations)  # a marked sentence was still answered from a source the model named
     if unsupported and settings.TWIN_UNSUPPORTED != "log":
         lang = detect_language(state.get("question") or "", runtime.context.lang)
