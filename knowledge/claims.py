@@ -12,7 +12,8 @@ A claim is *supported* by its cited document when all of these hold:
 - and the nearest sentence does not plainly contradict it: one of the two negates
   ("not", "geen", "never") and the other does not.
 
-A claim several documents are cited for is supported when one of them supports it. The checker
+A claim several documents are cited for is supported when one of them, or all of them read as
+one, supports it (the offline twin quotes a sentence of each under one pair of citations). The checker
 reads the document's own text (its front matter aside), so a fact from another document, a
 changed number, an invented name or a negation under a real citation are caught; a paraphrase the
 model cannot see as close, or a fact spread over two sentences, may be flagged wrongly: measured,
@@ -63,7 +64,7 @@ class Source:
     says one part of a long sentence), words, names and quantities."""
 
     def __init__(self, title: str, body: str) -> None:
-        self.title = title
+        self.title, self.body = title, body
         sentences = split_sentences(body) or [body]
         # each piece: (text, index of its sentence); a sentence's clauses after the sentence
         self.pieces = [(s, i) for i, s in enumerate(sentences)]
@@ -146,6 +147,10 @@ def check(answer: str, sources: dict[str, Source], embedder: Embedder, owner: st
     for text, titles, written in cited:
         vector = _Lazy(embedder, text)
         verdicts = [_judge(text, vector, sources[t], embedder, owner) for t in titles]
+        if len(titles) > 1 and all(v is not None for v in verdicts):
+            # a sentence citing several documents may take its facts from each: read them as one
+            together = Source(" + ".join(titles), "\n\n".join(sources[t].body for t in titles))
+            verdicts.append(_judge(text, vector, together, embedder, owner))
         if all(v is not None for v in verdicts):
             reason, detail = verdicts[0]
             found.append(Unsupported(text, titles[0], reason, detail, written))
@@ -221,8 +226,7 @@ def _stems(text: str) -> set[str]:
 def _judge(claim: str, vector: _Lazy, source: Source, embedder: Embedder,
            owner: str) -> tuple[str, str] | None:
     """Why ``source`` does not support ``claim``, or None when it does."""
-    if any(_quoted(claim, sentence) for sentence in source.sentences):
-        return None  # the claim holds one of the document's sentences word for word
+    quoted = any(_quoted(claim, sentence) for sentence in source.sentences)
     missing = quantities(claim).missing_from(source.quantities)
     if missing:
         return "number", ", ".join(missing)
@@ -230,6 +234,8 @@ def _judge(claim: str, vector: _Lazy, source: Source, embedder: Embedder,
     names = [n for n in named if not source.has_name(n)]
     if names:
         return "name", ", ".join(names)
+    if quoted:
+        return None  # it holds one of the document's sentences word for word, and no name or number of its own
     scores, lexical = _nearness(claim, vector, source, embedder, named)
     order = np.argsort(-scores, kind="stable")
     best = source.pieces[int(order[0])][1]
@@ -273,10 +279,11 @@ def _names(claim: str, owner: str) -> list[str]:
 
 
 def _quoted(claim: str, sentence: str) -> bool:
-    """The claim is the sentence, word for word (the offline twin quotes under its framing): a
-    claim that holds a sentence and says more is judged like any other."""
+    """The claim holds the sentence word for word (the offline twin quotes, under its framing and
+    with a list item's bold label): what it says besides must still name and count nothing the
+    document lacks."""
     said = " ".join(topics.words(sentence))
-    return len(said) >= 12 and said == " ".join(topics.words(claim))
+    return len(said) >= 12 and said in " ".join(topics.words(claim))
 
 
 def _negates(text: str) -> bool:
