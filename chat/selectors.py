@@ -142,14 +142,11 @@ def group_questions(rows: list[dict], threshold: float = GROUP_THRESHOLD) -> lis
             group = groups[best]
         else:
             heads.append(vector)
-            group = {"last_seen": row["created_at"], "ids": [], "sources": set(), "wordings": {}}
+            group = {"last_seen": row["created_at"], "ids": [], "sources": set(), "rows": []}
             groups.append(group)
-        source = row.get("source") or row.get("id")
         group["ids"].append(row.get("id"))
-        group["sources"].add(source)
-        asked = group["wordings"].setdefault(row["question"], {"sources": set(), "first": row["created_at"]})
-        asked["sources"].add(source)
-        asked["first"] = min(asked["first"], row["created_at"])
+        group["sources"].add(row.get("source") or row.get("id"))
+        group["rows"].append(row)
     return sorted((_summary(g) for g in groups), key=lambda g: (-g["count"], -g["last_seen"].timestamp()))
 
 
@@ -157,15 +154,28 @@ def _summary(group: dict) -> dict:
     """A group as the lists show it: counted in distinct sources (conversations' addresses), not
     rows, so one address asking twenty variants is one; its wordings most-asked and oldest first,
     the first of them the headline (not the newest, which anyone can make a group's latest)."""
-    wordings = sorted(group["wordings"].items(), key=lambda w: (-len(w[1]["sources"]), w[1]["first"]))
-    return {"question": wordings[0][0], "count": len(group["sources"]), "last_seen": group["last_seen"],
-            "examples": [w for w, _ in wordings[1:4]], "wordings": [w for w, _ in wordings], "ids": group["ids"]}
+    wordings = ranked_wordings(group["rows"])
+    return {"question": wordings[0], "count": len(group["sources"]), "last_seen": group["last_seen"],
+            "examples": wordings[1:4], "wordings": wordings, "ids": group["ids"]}
+
+
+def ranked_wordings(rows: list[dict]) -> list[str]:
+    """The distinct wordings of questions (``question``, ``source``, ``created_at`` each), asked by
+    the most distinct sources first, then the oldest first."""
+    seen: dict[str, tuple[set, object]] = {}
+    for row in rows:
+        sources, first = seen.get(row["question"], (set(), row["created_at"]))
+        sources.add(row.get("source") or row.get("id"))
+        seen[row["question"]] = (sources, min(first, row["created_at"]))
+    return [q for q, _ in sorted(seen.items(), key=lambda item: (-len(item[1][0]), item[1][1]))]
 
 
 # The open questions grouped: at most this many of the newest, so a flood of declined questions
 # cannot make the admin's pages slow (grouping is quadratic in the number of groups).
 OPEN_QUESTIONS_GROUPED = 1000
 PER_SOURCE = 3  # questions of one address in that window
+# where a question came from: its conversation's address (hashed), else the conversation itself
+_SOURCE = Coalesce(NullIf(F("conversation__visitor_ip_hash"), Value("")), Cast("conversation_id", CharField()))
 
 
 def question_groups(*, since: dt.datetime | None = None, until: dt.datetime | None = None,
@@ -181,8 +191,7 @@ def question_groups(*, since: dt.datetime | None = None, until: dt.datetime | No
     if until is not None:
         rows = rows.filter(created_at__lt=until)
     # the newest questions, at most PER_SOURCE of each address: one address cannot fill the window
-    rows = rows.annotate(source=Coalesce(NullIf(F("conversation__visitor_ip_hash"), Value("")),
-                                         Cast("conversation_id", CharField())),
+    rows = rows.annotate(source=_SOURCE,
                          rank=Window(RowNumber(), partition_by=[F("source")], order_by=F("created_at").desc()))
     rows = list(rows.filter(rank__lte=PER_SOURCE).order_by("-created_at")
                 .values("id", "question", "embedding", "created_at", "source")[:OPEN_QUESTIONS_GROUPED])
@@ -220,11 +229,6 @@ def question_wordings(*, ids: list[int] = (), feedback_id: int | None = None) ->
         feedback = Feedback.objects.select_related("message__turn__user_message").filter(pk=feedback_id).first()
         asked = question_before(feedback.message) if feedback is not None else None
         return [asked] if asked else []
-    rows = UnansweredQuestion.objects.filter(pk__in=list(ids)).values_list(
-        "question", "conversation__visitor_ip_hash", "conversation_id", "created_at")
-    seen: dict[str, tuple[set, object]] = {}
-    for question, ip, conversation, created in rows:
-        sources, first = seen.get(question, (set(), created))
-        sources.add(ip or conversation)
-        seen[question] = (sources, min(first, created))
-    return [q for q, _ in sorted(seen.items(), key=lambda item: (-len(item[1][0]), item[1][1]))]
+    rows = UnansweredQuestion.objects.filter(pk__in=list(ids)).annotate(source=_SOURCE).values(
+        "id", "question", "source", "created_at")
+    return ranked_wordings(list(rows))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 LANGUAGES = ("en", "nl", "de")
@@ -73,6 +73,7 @@ def question_words() -> frozenset[str]:
     return lexicon.words("question.words") | lexicon.words("question.auxiliaries")
 
 
+@lru_cache(maxsize=16)  # read for every question and every claim: one owner's set, made once
 def owner_references(owner: str) -> frozenset[str]:
     """The words a visitor names the owner with: their name's words, the third person (the twin
     speaks of its owner in the third person) and "the owner"."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+from functools import lru_cache
 
 from django.conf import settings
 from langgraph.runtime import Runtime
@@ -80,10 +81,16 @@ def _unsupported(answer: str, titles: list[str]) -> list[claims.Unsupported]:
     """The answer's cited sentences their documents do not say (a database read and one
     embedding of the sentences: on a thread, never on the event loop). The twin's own framing
     (the offline answerer's lead-ins, "(in Dutch)") is no claim."""
-    framing = tuple(say(key, lang) for key in ("offline.found", "offline.in_dutch", "offline.in_english",
-                                               "offline.overview.project", "offline.overview.article")
-                    for lang in ("en", "nl"))
-    return claims.check(answer, knowledge.claim_sources(titles), get_embedder(), settings.TWIN_OWNER_NAME, framing)
+    owner = settings.TWIN_OWNER_NAME
+    return claims.check(answer, knowledge.claim_sources(titles), get_embedder(), owner, _framing(owner))
+
+
+@lru_cache(maxsize=4)
+def _framing(owner: str) -> tuple[str, ...]:
+    """The twin's own framing sentences in both languages, made once per owner, not per turn."""
+    return tuple(say(key, lang, owner=owner) for key in ("offline.found", "offline.in_dutch", "offline.in_english",
+                                                         "offline.overview.project", "offline.overview.article")
+                 for lang in ("en", "nl"))
 
 
 def _outcome(state: AgentState, *, cited: bool, long_answer: bool) -> str:
