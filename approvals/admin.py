@@ -17,6 +17,7 @@ from approvals import errors, selectors
 from approvals.models import ContactMessage, PendingApproval
 from chat.selectors import approval_transcript
 from chat.turns.decisions import approval_decide
+from digest.selectors import told_summary
 from twinsite.admin_base import ReadOnlyAdmin
 
 ORIGIN_MARKS = {"typed": _("typed by the visitor"), "model": _("⚠ made by the model"), "empty": _("not given")}
@@ -28,8 +29,8 @@ def _can_decide(request: HttpRequest) -> bool:
 
 @admin.register(PendingApproval)
 class PendingApprovalAdmin(ReadOnlyAdmin):
-    list_display = ("id", "age", "visitor_name", "visitor_email", "first_line", "origins", "status", "decided_by",
-                    "resume_status")
+    list_display = ("id", "age", "visitor_name", "visitor_email", "first_line", "origins", "status", "owner_told",
+                    "decided_by", "resume_status")
     list_filter = ("status", "resume_status", "tool_name")
     list_display_links = ("id", "first_line")
     search_fields = ("arguments__visitor_name", "arguments__visitor_email", "arguments__message")
@@ -40,18 +41,28 @@ class PendingApprovalAdmin(ReadOnlyAdmin):
     # Who, the message and the decisions are the panel at the top of the page (the template); the
     # record below it keeps the decision's audit, the technical fields folded away.
     fieldsets = (
-        (_("Decision"), {"fields": ("status", "conversation", "created_at", "expires_at", "decided_by", "decided_at",
-                                    "reason", "arguments_table", "final_arguments_table")}),
+        (_("Decision"), {"fields": ("status", "conversation", "created_at", "owner_told", "expires_at", "decided_by",
+                                    "decided_at", "reason", "arguments_table", "final_arguments_table")}),
         (_("Technical details"), {"classes": ("collapse",), "fields": (
             "tool_name", "tool_call_id", "interrupt_id", "arguments_sha256", "resume_status", "resume_attempts",
             "resume_error", "resumed_at")}),
     )
-    readonly_fields = ("status", "conversation", "created_at", "expires_at", "decided_by", "decided_at", "reason",
-                       "arguments_table", "final_arguments_table", "tool_name", "tool_call_id", "interrupt_id",
-                       "arguments_sha256", "resume_status", "resume_attempts", "resume_error", "resumed_at")
+    readonly_fields = ("status", "conversation", "created_at", "owner_told", "expires_at", "decided_by", "decided_at",
+                       "reason", "arguments_table", "final_arguments_table", "tool_name", "tool_call_id",
+                       "interrupt_id", "arguments_sha256", "resume_status", "resume_attempts", "resume_error",
+                       "resumed_at")
 
     def has_delete_permission(self, request, obj=None) -> bool:
         return False  # the audit trail stays
+
+    def get_queryset(self, request):
+        return (super().get_queryset(request).select_related("owner_notice_item__notice")
+                .prefetch_related("owner_notice_item__notice__deliveries"))
+
+    @admin.display(description=_("owner told"))
+    def owner_told(self, obj: PendingApproval) -> str:
+        """When and how the owner was told (digest.notices), per channel."""
+        return told_summary(obj) or ("not yet" if obj.status == PendingApproval.Status.PENDING else "-")
 
     def has_decide_permission(self, request) -> bool:
         return _can_decide(request)

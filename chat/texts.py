@@ -15,6 +15,7 @@ from types import SimpleNamespace
 from django.conf import settings
 from django.utils import translation
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 
 LANGUAGES = ("en", "nl")
 
@@ -65,6 +66,8 @@ TEXTS = {
     "card.approved": _("{owner} approved your message; it has been passed on."),
     "card.rejected": _("{owner} decided not to take your message forward."),
     "card.expired": _("Your message expired before {owner} reviewed it; nothing was sent."),
+    # after card.pending when the owner sets TWIN_OWNER_REPLY_HOURS; {when} is reply_window's
+    "approval.decision_when": _("{owner} usually decides within about {when}."),
     # errors, by the code of the `error` event (docs/PROTOCOL.md)
     "error.aborted": _("The answer was interrupted; please ask again."),
     "error.failed": _("Something went wrong; nothing was answered. Please try again."),
@@ -164,11 +167,27 @@ def text(key: str, lang: str | None = None, **values: object) -> str:
     return sentence.format(owner=values.pop("owner", settings.TWIN_OWNER_NAME), **values)
 
 
+def reply_window(lang: str | None = None) -> str:
+    """``TWIN_OWNER_REPLY_HOURS`` as a visitor reads it: "24 hours", "3 days" ("" when unset)."""
+    hours = settings.TWIN_OWNER_REPLY_HOURS
+    if not hours:
+        return ""
+    with translation.override(language(lang)):
+        if hours < 48:
+            return ngettext("%(n)d hour", "%(n)d hours", hours) % {"n": hours}
+        days = round(hours / 24)
+        return ngettext("%(n)d day", "%(n)d days", days) % {"n": days}
+
+
 def page_texts(lang: str | None = None) -> dict[str, str]:
     """The sentences the chat page's script shows, with the owner filled in (other placeholders
-    such as ``{seconds}`` stay for the script)."""
+    such as ``{seconds}`` stay for the script). A waiting request's card also says roughly when
+    the owner decides, when the owner said so (``TWIN_OWNER_REPLY_HOURS``)."""
     with translation.override(language(lang)):
-        return {key: str(TEXTS[key]).replace("{owner}", settings.TWIN_OWNER_NAME) for key in PAGE_KEYS}
+        texts = {key: str(TEXTS[key]).replace("{owner}", settings.TWIN_OWNER_NAME) for key in PAGE_KEYS}
+    if settings.TWIN_OWNER_REPLY_HOURS:
+        texts["card.pending"] += " " + text("approval.decision_when", lang, when=reply_window(lang))
+    return texts
 
 
 def language_from_scope(scope: dict) -> str:

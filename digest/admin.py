@@ -1,10 +1,15 @@
-"""The digest's record in the admin: which days went out, and the links it carried (read-only)."""
+"""The digest's and the notices' record in the admin: which days went out, the links they
+carried, and every notice of waiting requests with each channel's attempts and last error
+(read-only)."""
 
 from __future__ import annotations
 
 from django.contrib import admin
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.html import format_html, format_html_join
 
-from digest.models import DigestDay, DigestLink
+from digest.models import DigestDay, DigestLink, NoticeDelivery, OwnerNotice
 from twinsite.admin_base import ReadOnlyAdmin
 
 
@@ -20,3 +25,57 @@ class DigestLinkAdmin(ReadOnlyAdmin):
     list_filter = ("decision",)
     list_select_related = ("approval",)
     exclude = ("nonce_sha256",)
+
+
+class NoticeDeliveryInline(admin.TabularInline):
+    model = NoticeDelivery
+    fields = ("channel", "target", "status", "attempts", "sent_at", "next_attempt_at", "last_error")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(OwnerNotice)
+class OwnerNoticeAdmin(ReadOnlyAdmin):
+    list_display = ("created_at", "kind", "requests", "deliveries_summary")
+    list_filter = ("kind", "deliveries__status")
+    fields = ("id", "kind", "created_at", "requests")
+    readonly_fields = fields
+    inlines = [NoticeDeliveryInline]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).prefetch_related("deliveries", "items")
+
+    @admin.display(description="requests")
+    def requests(self, obj: OwnerNotice):
+        return format_html_join(", ", '<a href="{}">#{}</a>', (
+            (reverse("admin:approvals_pendingapproval_change", args=[i.approval_id]), i.approval_id)
+            for i in obj.items.all())) or "-"
+
+    @admin.display(description="channels")
+    def deliveries_summary(self, obj: OwnerNotice):
+        return format_html_join(" · ", "<span title='{}'>{}: {}</span>", (
+            (d.last_error, d.get_channel_display(), d.get_status_display()) for d in obj.deliveries.all()))
+
+
+@admin.register(NoticeDelivery)
+class NoticeDeliveryAdmin(ReadOnlyAdmin):
+    """Every attempt to tell the owner, by channel: the failures and their last error on top."""
+
+    list_display = ("notice_created", "channel", "target", "status", "attempts", "sent_at", "next_attempt_at",
+                    "error")
+    list_filter = ("status", "channel")
+    list_select_related = ("notice",)
+
+    @admin.display(description="notice", ordering="notice__created_at")
+    def notice_created(self, obj: NoticeDelivery):
+        return format_html('<a href="{}">{}</a>', reverse("admin:digest_ownernotice_change", args=[obj.notice_id]),
+                           timezone.localtime(obj.notice.created_at).strftime("%Y-%m-%d %H:%M"))
+
+    @admin.display(description="last error")
+    def error(self, obj: NoticeDelivery) -> str:
+        return obj.last_error[:200] or "-"
+

@@ -19,6 +19,7 @@ from budget.selectors import budget_today
 from chat.agent.state import Outcome
 from chat.models import TurnLog
 from chat.selectors import open_question_groups
+from digest.models import NoticeDelivery
 
 CHART_DAYS = 7
 # A bar for any day with turns: a day of 2 turns beside a day of 400 still shows, with its number.
@@ -66,6 +67,11 @@ def dashboard(user) -> dict:
         out["pending"] = {
             "count": PendingApproval.objects.filter(status=PendingApproval.Status.PENDING).count(),
             "url": reverse("admin:approvals_pendingapproval_changelist") + "?status__exact=pending"}
+    if user.has_perm("digest.view_noticedelivery"):
+        failing = NoticeDelivery.objects.filter(status=NoticeDelivery.Status.FAILED).count()
+        if failing:
+            out["notices_failing"] = {
+                "count": failing, "url": reverse("admin:digest_noticedelivery_changelist") + "?status__exact=failed"}
     if user.has_perm("chat.view_unansweredquestion"):
         out["unanswered"] = {"groups": open_question_groups()[:5],
                              "url": reverse("admin:chat_unansweredquestion_changelist")}

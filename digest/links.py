@@ -61,13 +61,26 @@ def _hash(nonce: str) -> str:
     return hashlib.sha256(nonce.encode()).hexdigest()
 
 
-def link_create(*, approval: PendingApproval, decision: str, now: dt.datetime | None = None) -> str:
-    """A new link for ``decision`` on ``approval``; returns its absolute address."""
+def link_create(*, approval: PendingApproval, decision: str, now: dt.datetime | None = None,
+                nonce: str | None = None) -> str:
+    """A new link for ``decision`` on ``approval``; returns its absolute address. ``nonce``: one
+    the caller can derive again (``link_address``), for a message that may be sent twice."""
     now = now or timezone.now()
-    nonce = secrets.token_urlsafe(16)
+    nonce = nonce or secrets.token_urlsafe(16)
     link = DigestLink.objects.create(approval=approval, decision=decision, nonce_sha256=_hash(nonce),
                                      expires_at=now + dt.timedelta(seconds=settings.TWIN_DIGEST_LINK_TTL))
-    token = signing.dumps({"l": link.pk, "n": nonce}, salt=SALT)
+    return _address(link.pk, nonce)
+
+
+def link_address(nonce: str) -> str | None:
+    """The address of the link made with ``nonce`` (a fresh signature over the same row and
+    nonce: it works like the first), or None when there is no such link."""
+    pk = DigestLink.objects.filter(nonce_sha256=_hash(nonce)).values_list("pk", flat=True).first()
+    return None if pk is None else _address(pk, nonce)
+
+
+def _address(pk: int, nonce: str) -> str:
+    token = signing.dumps({"l": pk, "n": nonce}, salt=SALT)
     return settings.TWIN_SITE_URL + reverse("digest-confirm", args=[token])
 
 

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import uuid
+
 from django.db import models
 
 
@@ -53,3 +55,67 @@ class DigestLink(models.Model):
 
     def __str__(self) -> str:
         return f"{self.decision} #{self.approval_id} ({'used' if self.used_at else 'unused'})"
+
+
+class OwnerNotice(models.Model):
+    """One message to the owner that contact requests wait: a bundle of the requests nobody had
+    told the owner of yet, sent through each channel (``NoticeDelivery``). Its id is the
+    ``Idempotency-Key`` of every attempt, so a receiver can drop a repeat. A test notice
+    (``manage.py notify_owner --test``) names no request."""
+
+    class Kind(models.TextChoices):
+        REQUESTS = "requests", "contact requests"
+        TEST = "test"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    kind = models.CharField(max_length=8, choices=Kind.choices, default=Kind.REQUESTS)
+    created_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"notice {str(self.id)[:8]} ({self.kind})"
+
+
+class NoticeItem(models.Model):
+    """A request in a notice; a request is in one notice at most (the owner is told once)."""
+
+    notice = models.ForeignKey(OwnerNotice, on_delete=models.CASCADE, related_name="items")
+    approval = models.OneToOneField("approvals.PendingApproval", on_delete=models.CASCADE,
+                                    related_name="owner_notice_item")
+
+    def __str__(self) -> str:
+        return f"#{self.approval_id} in {self.notice}"
+
+
+class NoticeDelivery(models.Model):
+    """A notice through one channel: its attempts, the last error, and when it got there. The row
+    is locked while it is sent, so two workers never both send it; a worker killed before it
+    records the send leaves the row as it was, and the next attempt repeats it once (same id)."""
+
+    class Channel(models.TextChoices):
+        EMAIL = "email", "e-mail"
+        WEBHOOK = "webhook", "webhook"
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        SENT = "sent"
+        FAILED = "failed", "failed (retried)"
+        DROPPED = "dropped", "dropped (every request was decided first)"
+
+    notice = models.ForeignKey(OwnerNotice, on_delete=models.CASCADE, related_name="deliveries")
+    channel = models.CharField(max_length=8, choices=Channel.choices)
+    target = models.CharField(max_length=200, help_text="The address, or the receiver's host and format.")
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING, db_index=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    last_error = models.TextField(blank=True)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-notice__created_at", "channel"]
+        constraints = [models.UniqueConstraint(fields=["notice", "channel"], name="notice_one_delivery_per_channel")]
+
+    def __str__(self) -> str:
+        return f"{self.get_channel_display()} {self.status}"

@@ -16,7 +16,7 @@ from approvals.selectors import subject
 from budget.selectors import budget_spent
 from chat.models import Feedback, TurnLog
 from chat.selectors import question_groups
-from digest.models import DigestDay
+from digest.models import DigestDay, NoticeDelivery
 from guards.models import GuardIncident
 from knowledge.models import TaughtAnswer
 
@@ -194,3 +194,20 @@ def digest_content(*, now: dt.datetime | None = None, since: dt.datetime | None 
         # spend alone is no news; a day that hit the limit is
         "has_news": any(counts.values()),
     }
+
+
+def told_summary(approval) -> str:
+    """How and when the owner was told of ``approval``: one line per channel ("" when not yet).
+    Reads ``owner_notice_item__notice__deliveries`` (prefetch it for a list)."""
+    item = getattr(approval, "owner_notice_item", None)
+    if item is None:
+        return ""
+    rows = []
+    for d in sorted(item.notice.deliveries.all(), key=lambda d: d.channel):
+        if d.status == NoticeDelivery.Status.SENT:
+            rows.append(f"{d.get_channel_display()}: {timezone.localtime(d.sent_at):%d %b %H:%M}")
+        elif d.status == NoticeDelivery.Status.FAILED:
+            rows.append(f"{d.get_channel_display()}: failed x{d.attempts} ({d.last_error[:80]})")
+        else:
+            rows.append(f"{d.get_channel_display()}: {d.get_status_display()}")
+    return "; ".join(rows)

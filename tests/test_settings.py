@@ -58,6 +58,13 @@ def check_settings(**env: str) -> subprocess.CompletedProcess:
         ({"DEBUG": "0", "SECRET_KEY": ""}, "SECRET_KEY must be set when DEBUG is off"),
         ({"DATABASE_URL": "mysql://x/y"}, "DATABASE_URL must look like"),
         ({"TWIN_DAILY_BUDGET_USD": "-1"}, "TWIN_DAILY_BUDGET_USD must be a finite number >= 0"),
+        ({"TWIN_NOTIFY_WEBHOOK": "https://hooks.example/T1/secret-path"},
+         "TWIN_NOTIFY_WEBHOOK_SECRET (16 characters or more) must be set with TWIN_NOTIFY_WEBHOOK"),
+        ({"TWIN_NOTIFY_WEBHOOK": "https://x.example/t", "TWIN_NOTIFY_WEBHOOK_SECRET": "short"},
+         "TWIN_NOTIFY_WEBHOOK_SECRET must be at least 16 characters"),
+        ({"TWIN_NOTIFY_WEBHOOK": "ftp://hooks.example/T1/secret-path"}, "TWIN_NOTIFY_WEBHOOK must be an address like"),
+        ({"TWIN_NOTIFY_QUIET": "22:00"}, "TWIN_NOTIFY_QUIET must be two different times like 22:00-07:00"),
+        ({"TWIN_NOTIFY_FORMAT": "discord"}, "TWIN_NOTIFY_FORMAT must be one of"),
     ],
 )
 def test_bad_configuration_fails_at_start_naming_the_variable(env, message):

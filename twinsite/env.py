@@ -204,6 +204,18 @@ def env_time_of_day(name: str, default: str) -> tuple[int, int] | None:
     return int(match[1]), int(match[2])
 
 
+def env_quiet_hours(name: str) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    """((hour, minute), (hour, minute)) from ``22:00-07:00`` (may span midnight); None when unset."""
+    value = env_str(name).lower()
+    if value in ("", "off"):
+        return None
+    clock = r"([01]?\d|2[0-3]):([0-5]\d)"
+    if not (match := re.fullmatch(rf"{clock}\s*-\s*{clock}", value)) or match[1:3] == match[3:5]:
+        raise ImproperlyConfigured(f"{name} must be two different times like 22:00-07:00 (24-hour, TIME_ZONE) "
+                                   f"or off; got {value!r}")
+    return (int(match[1]), int(match[2])), (int(match[3]), int(match[4]))
+
+
 def env_secret_key(var_dir: Path, *, debug: bool) -> str:
     """SECRET_KEY; in DEBUG, unset, a generated key kept in ``var_dir`` (sessions survive restarts)."""
     key = env_secret("SECRET_KEY")

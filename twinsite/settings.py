@@ -26,7 +26,6 @@ from twinsite.env import (
     env_secret_key,
     env_str,
     env_subset,
-    env_time_of_day,
     env_token,
     env_url,
     is_network,
@@ -242,7 +241,9 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env_choice(
         "LOG_LEVEL", "info", ("debug", "info", "warning", "error")).upper()},
     # One JSON line per turn (outcome, tokens, cost, latency), whatever LOG_FORMAT and LOG_LEVEL say.
-    "loggers": {"twinsite.turns": {"handlers": ["json"], "level": "INFO", "propagate": False}},
+    # httpx logs every request's address at INFO; a notice webhook's address is a secret (Slack's)
+    "loggers": {"twinsite.turns": {"handlers": ["json"], "level": "INFO", "propagate": False},
+                "httpx": {"level": "WARNING"}},
 }
 
 # --- Twinsite ------------------------------------------------------------------------------
@@ -381,15 +382,8 @@ TWIN_WORKER_SWEEP_SECONDS = env_int("TWIN_WORKER_SWEEP_SECONDS", 30, minimum=1)
 TWIN_RESUME_MAX_ATTEMPTS = env_int("TWIN_RESUME_MAX_ATTEMPTS", 8, minimum=1)
 
 
-# The owner's daily digest (digest/): e-mailed to TWIN_OWNER_EMAIL by the worker at TWIN_DIGEST_TIME
-# (hour, minute in TIME_ZONE; None: never), in TWIN_OWNER_LANGUAGE. Its approve/reject links point
-# at TWIN_SITE_URL and lead to a confirmation page; they work once, for TWIN_DIGEST_LINK_TTL.
-TWIN_DIGEST_TIME = env_time_of_day("TWIN_DIGEST_TIME", "08:00")
-TWIN_OWNER_LANGUAGE = env_choice("TWIN_OWNER_LANGUAGE", "en", ("en", "nl"))
-# default: where `make run` serves (TWIN_HOST, TWIN_PORT), so the links work out of the box
-TWIN_SITE_URL = env_url("TWIN_SITE_URL", f"http://{env_str('TWIN_HOST', '127.0.0.1')}:{env_str('TWIN_PORT', '8000')}",
-                        ("http", "https"), "be the site's address like https://example.com").rstrip("/")
-TWIN_DIGEST_LINK_TTL = env_duration("TWIN_DIGEST_LINK_TTL", "2d", minimum=60)
+# The owner's daily digest and notices of waiting contact requests: twinsite/settings_owner.py
+from twinsite.settings_owner import *  # noqa: E402, F403
 
 # Admin bootstrap (make run)
 TWIN_ADMIN_USER = env_str("TWIN_ADMIN_USER", "admin")

@@ -23,7 +23,7 @@ def english(key: str) -> str:
 @pytest.mark.parametrize("key", sorted(texts.TEXTS))
 def test_every_sentence_has_a_dutch_translation_with_the_same_placeholders(key):
     dutch = texts.text(key, "nl", owner="{owner}", name="{name}", reason="{reason}", max="{max}",
-                       seconds="{seconds}", n="{n}", title="{title}")
+                       seconds="{seconds}", n="{n}", title="{title}", when="{when}")
     assert dutch != english(key) or key in {"starter.project"}, f"{key} is not translated"
     assert set(PLACEHOLDER.findall(dutch)) == set(PLACEHOLDER.findall(english(key)))
 
@@ -59,3 +59,21 @@ def test_the_page_texts_carry_every_ui_and_error_sentence_with_the_owner_filled_
     assert page["ui.new"] == "Nieuw gesprek" and "{owner}" not in page["ui.title"]
     assert "Mira Jansen" in page["ui.title"] and "{seconds}" in page["error.rate_limited"]
     assert set(page) == {k for k in texts.TEXTS if k.startswith(("ui.", "error.", "card."))}
+
+
+@pytest.mark.django_db
+def test_a_waiting_request_says_roughly_when_the_owner_decides(settings, client):
+    settings.TWIN_OWNER_NAME = "Mira"
+    settings.TWIN_OWNER_REPLY_HOURS = 0
+    assert texts.page_texts("en")["card.pending"] == ("Your message is waiting for Mira's approval. "
+                                                      "Nothing has been sent yet.")
+    settings.TWIN_OWNER_REPLY_HOURS = 24
+    assert texts.page_texts("en")["card.pending"].endswith("sent yet. Mira usually decides within about 24 hours.")
+    assert texts.page_texts("nl")["card.pending"].endswith("Mira beslist meestal binnen ongeveer 24 uur.")
+    settings.TWIN_OWNER_REPLY_HOURS = 1
+    assert texts.reply_window("en") == "1 hour"
+    settings.TWIN_OWNER_REPLY_HOURS = 72
+    assert (texts.reply_window("en"), texts.reply_window("nl")) == ("3 days", "3 dagen")
+    # the page hands the card's sentence to its script
+    page = client.get("/", HTTP_ACCEPT_LANGUAGE="nl").content.decode()
+    assert "Mira beslist meestal binnen ongeveer 3 dagen." in page

@@ -1,6 +1,7 @@
-"""The owner's digest end to end: the worker sends it on its schedule (to files, EMAIL_BACKEND=file),
-a logged-out browser that follows its approve link lands on the login and decides nothing, the
-owner logs in, confirms, and the visitor's open chat gets the approval's outcome (the resume)."""
+"""The owner's notice and digest end to end: the worker tells the owner of a waiting request at
+once and sends the digest on its schedule (to files, EMAIL_BACKEND=file), a logged-out browser
+that follows the digest's approve link lands on the login and decides nothing, the owner logs
+in, confirms, and the visitor's open chat gets the approval's outcome (the resume)."""
 
 from __future__ import annotations
 
@@ -49,16 +50,20 @@ def start_worker(tmp_path: Path, **extra: str) -> subprocess.Popen:
                             stdout=log, stderr=subprocess.STDOUT)
 
 
-def first_mail(folder: Path, worker: subprocess.Popen, log: Path, timeout: float = 90) -> email.message.EmailMessage:
-    """The first message the file backend wrote (each send is a file of messages split by dashes)."""
+def mail_titled(folder: Path, subject: str, worker: subprocess.Popen, log: Path,
+                timeout: float = 90) -> email.message.EmailMessage:
+    """The message with ``subject`` the file backend wrote (each send is a file of messages split
+    by dashes), waited for."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        files = sorted(folder.glob("*.log")) if folder.exists() else []
-        if files and (raw := files[0].read_bytes()).rstrip().endswith(b"-" * 79):
-            return email.message_from_bytes(raw.split(b"\n" + b"-" * 79)[0], policy=policy.default)
+        for path in sorted(folder.glob("*.log")) if folder.exists() else []:
+            if (raw := path.read_bytes()).rstrip().endswith(b"-" * 79):
+                message = email.message_from_bytes(raw.split(b"\n" + b"-" * 79)[0], policy=policy.default)
+                if message["Subject"] == subject:
+                    return message
         assert worker.poll() is None, log.read_text()
         time.sleep(0.3)
-    raise AssertionError(f"no digest within {timeout}s:\n{log.read_text()}")
+    raise AssertionError(f"no mail {subject!r} within {timeout}s:\n{log.read_text()}")
 
 
 @needs_browser
@@ -79,13 +84,23 @@ def test_the_worker_mails_the_digest_and_its_link_decides_only_after_login_and_c
             return db(lambda: (PendingApproval.objects.get(pk=approval_id).status,
                                DigestLink.objects.filter(used_at__isnull=False).count()))
 
-        # the worker, started after the request, finds the digest due (00:00) and sends it
+        # the worker, started after the request, tells the owner of it at once (digest.notices),
+        # and finds the digest due (00:00) and sends it
         mail_dir = tmp_path / "mail"
         worker = start_worker(tmp_path, TWIN_DIGEST_TIME="00:00", EMAIL_BACKEND="file",
-                              EMAIL_FILE_PATH=str(mail_dir), TWIN_SITE_URL=server)
+                              EMAIL_FILE_PATH=str(mail_dir), TWIN_SITE_URL=server, TWIN_NOTIFY_QUIET="off")
         try:
-            message = first_mail(mail_dir, worker, tmp_path / "worker.log")
-            assert message["Subject"] == "Your twin's digest: 1 contact request waits for you"
+            notice = mail_titled(mail_dir, "Tom asks to reach you through your digital twin", worker,
+                                 tmp_path / "worker.log")
+            notice_text = notice.get_body(("plain",)).get_content()
+            assert "tom@example.com" in notice_text and "data platform project" in notice_text
+            assert re.search(r"Approve: (\S+)", notice_text)[1].startswith(f"{server}/digest/")
+            rendered = browser.new_page(viewport={"width": 760, "height": 300})  # full_page: as tall as it is
+            rendered.set_content(notice.get_body(("html",)).get_content())
+            rendered.screenshot(path=str(shot_path("notice")), full_page=True)
+
+            message = mail_titled(mail_dir, "Your twin's digest: 1 contact request waits for you", worker,
+                                  tmp_path / "worker.log")
             text = message.get_body(("plain",)).get_content()
             html = message.get_body(("html",)).get_content()
             approve = re.search(r"Approve: (\S+)", text)[1]
@@ -93,7 +108,6 @@ def test_the_worker_mails_the_digest_and_its_link_decides_only_after_login_and_c
             assert "tom@example.com" in text and "3x  What is her day rate?" in text
             assert db(lambda: DigestDay.objects.get().outcome) == "sent"
 
-            rendered = browser.new_page(viewport={"width": 760, "height": 900})
             rendered.set_content(html)
             rendered.screenshot(path=str(shot_path("digest")), full_page=True)
 

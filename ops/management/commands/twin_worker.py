@@ -3,7 +3,9 @@ TWIN_WORKER_SWEEP_SECONDS, the sweeps: approvals (expiry, retries of resumes and
 turns left open by a dead process (chat.turns.recovery), expired budget reservations, old counters.
 Owner jobs (queue "owner": knowledge sync, eval runs) run in a thread of their own, and the data
 lifecycle purge (chat.lifecycle.retention_purge) every TWIN_PURGE_INTERVAL and the owner's daily
-digest (digest.services.digest_scheduled) at TWIN_DIGEST_TIME in another."""
+digest (digest.services.digest_scheduled) at TWIN_DIGEST_TIME in another. The owner's notices of
+waiting contact requests (digest.notices) go out from a thread of their own, every few seconds, so
+a slow receiver delays nothing else."""
 
 from __future__ import annotations
 
@@ -22,11 +24,13 @@ from budget.services import reservations_expire
 from chat.lifecycle import retention_purge
 from chat.turns.decisions import approvals_sweep
 from chat.turns.recovery import turns_sweep
+from digest.notices import notices_run
 from digest.services import digest_scheduled
 from guards.limits import counters_purge
 from ops.services import OWNER_QUEUE, jobs_fail_stale
 
 log = logging.getLogger("twinsite.worker")
+NOTICE_POLL_SECONDS = 10
 
 
 class Command(BaseCommand):
@@ -43,6 +47,7 @@ class Command(BaseCommand):
                         worker_id=f"{socket.gethostname()}-{os.getpid()}"[:64])
         if once:
             self.stdout.write(f"sweep: {turns_sweep() | approvals_sweep()}")
+            notices_run()
             worker.run()
             return
         stop = threading.Event()
@@ -56,6 +61,7 @@ class Command(BaseCommand):
                        worker_id=f"{socket.gethostname()}-{os.getpid()}-owner"[:64])
         threading.Thread(target=owner.run, name="owner-jobs", daemon=True).start()
         threading.Thread(target=self._housekeeping_forever, args=(stop,), name="lifecycle", daemon=True).start()
+        threading.Thread(target=self._notices_forever, args=(stop,), name="owner-notices", daemon=True).start()
         self.stdout.write(f"twin_worker {worker.worker_id}: tasks and approvals sweep "
                           f"every {settings.TWIN_WORKER_SWEEP_SECONDS}s")
         worker.configure_signals()
@@ -77,6 +83,21 @@ class Command(BaseCommand):
             except Exception:  # the database may be away; the next sweep tries again
                 log.exception("approvals sweep failed")
             if stop.wait(settings.TWIN_WORKER_SWEEP_SECONDS):
+                return
+
+    @staticmethod
+    def _notices_forever(stop: threading.Event) -> None:
+        """Every NOTICE_POLL_SECONDS: bundle what waits into a notice and send what is due (a
+        request reaches the owner within about that, plus the receiver's time)."""
+        while True:
+            try:
+                close_old_connections()
+                report = notices_run()
+                for delivery, outcome in report.sent:
+                    log.info("owner notice %s by %s: %s", delivery.notice_id, delivery.channel, outcome)
+            except Exception:  # the database may be away; the next round tries again
+                log.exception("owner notices failed")
+            if stop.wait(NOTICE_POLL_SECONDS):
                 return
 
     @staticmethod

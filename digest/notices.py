@@ -1,0 +1,232 @@
+"""Telling the owner at once that contact requests wait: the notices, their bundling, quiet hours,
+retries and the once-only send, all kept in Postgres (``OwnerNotice``, ``NoticeItem``,
+``NoticeDelivery``). The worker runs ``notices_run`` every few seconds; ``manage.py
+notify_owner`` runs it on demand. A visitor's turn never sends anything: it only leaves a waiting
+``PendingApproval`` behind, which the next run finds.
+
+- **Bundling.** A notice holds every waiting request nobody told the owner of yet; a request is in
+  one notice at most (``NoticeItem.approval`` is unique). After a notice, the next waits
+  ``TWIN_NOTIFY_EVERY``: requests that arrive meanwhile go into that one. Notices are made under a
+  transaction-scoped advisory lock, so two workers make one.
+- **Quiet hours.** During ``TWIN_NOTIFY_QUIET`` nothing is made or sent; the first run after
+  them sends one notice with everything that waited.
+- **Once per channel.** A delivery's row is locked (``SKIP LOCKED``) while it is sent and marked
+  sent in the same transaction. A second worker skips it. A worker killed after the receiver got
+  it but before the commit leaves the row unsent, and the next run repeats it once, with the same
+  ``Idempotency-Key`` (the notice's id) and the same one-click links: their nonces derive from the
+  notice (``_nonce``), and their rows were committed with the notice, before any send.
+- **Retries.** A failed send is recorded with its error (the admin lists it) and retried with the
+  project's back-off; a delivery whose requests were all decided meanwhile is dropped unsent.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import hashlib
+import hmac
+import logging
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import Max, Q
+from django.urls import reverse
+from django.utils import timezone
+
+from approvals.models import PendingApproval
+from digest import channels
+from digest.links import link_address, link_create
+from digest.models import NoticeDelivery, NoticeItem, OwnerNotice
+from digest.selectors import approval_item
+from guards.scrub import scrub_text
+from twinsite.retry import retry_at
+
+log = logging.getLogger(__name__)
+
+# pg_advisory_xact_lock key of "making a notice" (any constant unique to this use)
+_LOCK_KEY = 4_707_114_705
+MAX_REQUESTS = 10  # listed in one notice; the rest are counted, and the admin link lists them all
+DECISIONS = ("approve", "reject")
+
+
+@dataclass
+class RunReport:
+    """What a run did: for the worker's log and ``notify_owner``'s output."""
+
+    quiet_until: dt.datetime | None = None
+    held_until: dt.datetime | None = None  # the next notice may go then (TWIN_NOTIFY_EVERY)
+    created: OwnerNotice | None = None
+    sent: list[tuple[NoticeDelivery, str]] = field(default_factory=list)
+
+    @property
+    def did_anything(self) -> bool:
+        return self.created is not None or bool(self.sent)
+
+
+def configured_channels() -> list[str]:
+    found = [NoticeDelivery.Channel.EMAIL] if settings.TWIN_NOTIFY_EMAIL else []
+    return found + ([NoticeDelivery.Channel.WEBHOOK] if settings.TWIN_NOTIFY_WEBHOOK else [])
+
+
+def quiet_until(now: dt.datetime) -> dt.datetime | None:
+    """When the quiet hours that hold ``now`` end (local time), or None outside them."""
+    if not settings.TWIN_NOTIFY_QUIET:
+        return None
+    start, end = settings.TWIN_NOTIFY_QUIET
+    local = timezone.localtime(now)
+    clock = (local.hour, local.minute)
+    inside = start <= clock < end if start < end else (clock >= start or clock < end)
+    if not inside:
+        return None
+    day = local.date() if clock < end else local.date() + dt.timedelta(days=1)
+    return timezone.make_aware(dt.datetime.combine(day, dt.time(*end)))
+
+
+def held_until(now: dt.datetime) -> dt.datetime | None:
+    """When the next notice may go, if the last one went less than ``TWIN_NOTIFY_EVERY`` ago."""
+    last = OwnerNotice.objects.filter(kind=OwnerNotice.Kind.REQUESTS).aggregate(last=Max("created_at"))["last"]
+    if last is None:
+        return None
+    allowed = last + dt.timedelta(seconds=settings.TWIN_NOTIFY_EVERY)
+    return allowed if allowed > now else None
+
+
+def untold(now: dt.datetime):
+    """Waiting requests that are in no notice yet."""
+    return PendingApproval.objects.filter(status=PendingApproval.Status.PENDING, expires_at__gt=now,
+                                          owner_notice_item__isnull=True)
+
+
+def _nonce(notice: OwnerNotice, approval_id: int, decision: str) -> str:
+    """A link's nonce, derived again for every attempt of the notice (a keyed hash: nobody
+    without SECRET_KEY can derive it; the database keeps only its hash, as for every link)."""
+    mac = hmac.new(settings.SECRET_KEY.encode(), f"twinsite.notice:{notice.pk}:{approval_id}:{decision}".encode(),
+                   hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(mac[:18]).decode()
+
+
+def _target(channel: str) -> str:
+    if channel == NoticeDelivery.Channel.EMAIL:
+        return settings.TWIN_OWNER_EMAIL[:200]
+    return f"{channels.webhook_host()} ({settings.TWIN_NOTIFY_FORMAT})"[:200]
+
+
+def _notice_create(kind: str, now: dt.datetime, approvals: list[PendingApproval], kinds: list[str]) -> OwnerNotice:
+    notice = OwnerNotice.objects.create(kind=kind, created_at=now)
+    NoticeItem.objects.bulk_create([NoticeItem(notice=notice, approval=a) for a in approvals])
+    for approval in approvals[:MAX_REQUESTS]:
+        for decision in DECISIONS:
+            link_create(approval=approval, decision=decision, now=now, nonce=_nonce(notice, approval.pk, decision))
+    NoticeDelivery.objects.bulk_create([NoticeDelivery(notice=notice, channel=c, target=_target(c)) for c in kinds])
+    return notice
+
+
+def notice_create(now: dt.datetime | None = None, report: RunReport | None = None) -> OwnerNotice | None:
+    """Bundle the waiting requests nobody told the owner of into a notice, unless one went out
+    less than ``TWIN_NOTIFY_EVERY`` ago (then ``report.held_until`` says when). One at a time
+    across workers: the advisory lock is held until the transaction ends."""
+    now = now or timezone.now()
+    kinds = configured_channels()
+    if not kinds:
+        return None
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_LOCK_KEY])
+        waiting = list(untold(now).order_by("created_at", "pk"))
+        if not waiting:
+            return None
+        if (until := held_until(now)) is not None:
+            if report is not None:
+                report.held_until = until
+            return None
+        return _notice_create(OwnerNotice.Kind.REQUESTS, now, waiting, kinds)
+
+
+def notice_content(notice: OwnerNotice) -> dict:
+    """What the notice says now: its requests that still wait (oldest first), each with its
+    one-click links. The same on every attempt but for the links' signature timestamps."""
+    waiting = (PendingApproval.objects.filter(owner_notice_item__notice=notice, status=PendingApproval.Status.PENDING)
+               .order_by("created_at", "pk"))
+    requests = []
+    for approval in waiting[:MAX_REQUESTS]:
+        item = approval_item(approval)
+        item["approve_url"], item["reject_url"] = (link_address(_nonce(notice, approval.pk, d)) for d in DECISIONS)
+        requests.append(item)
+    admin = reverse("admin:approvals_pendingapproval_changelist") + "?status__exact=pending"
+    return {"id": str(notice.pk), "kind": notice.kind, "created_at": notice.created_at, "requests": requests,
+            "more": max(waiting.count() - len(requests), 0), "owner": settings.TWIN_OWNER_NAME,
+            "admin_url": settings.TWIN_SITE_URL + admin, "site_url": settings.TWIN_SITE_URL}
+
+
+def delivery_send(delivery_id: int, now: dt.datetime | None = None) -> str:
+    """Send one delivery if nobody else is sending or has sent it; the outcome: ``sent``,
+    ``failed`` (recorded, retried later), ``dropped`` (nothing waits any more), ``busy``
+    (another worker has it, or it is done) or ``later`` (its back-off has not passed)."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        delivery = (NoticeDelivery.objects.select_for_update(skip_locked=True, of=("self",))
+                    .select_related("notice")
+                    .filter(pk=delivery_id, status__in=(NoticeDelivery.Status.PENDING, NoticeDelivery.Status.FAILED))
+                    .first())
+        if delivery is None:
+            return "busy"
+        if delivery.next_attempt_at is not None and delivery.next_attempt_at > now:
+            return "later"
+        content = notice_content(delivery.notice)
+        if delivery.notice.kind == OwnerNotice.Kind.REQUESTS and not content["requests"]:
+            delivery.status = NoticeDelivery.Status.DROPPED
+            delivery.next_attempt_at = None
+            delivery.save(update_fields=["status", "next_attempt_at"])
+            return "dropped"
+        delivery.attempts += 1
+        try:
+            channels.send(delivery.channel, content)
+        except Exception as exc:  # any failure of the receiver or the mail backend: record, retry later
+            delivery.status = NoticeDelivery.Status.FAILED
+            delivery.last_error = scrub_text(channels.describe_error(exc))[:2000]
+            delivery.next_attempt_at = retry_at(delivery.attempts, base=30, cap=3600, now=now)
+            delivery.save(update_fields=["status", "attempts", "last_error", "next_attempt_at"])
+            log.warning("owner notice %s by %s not sent: %s", delivery.notice_id, delivery.channel, delivery.last_error)
+            return "failed"
+        delivery.status, delivery.sent_at = NoticeDelivery.Status.SENT, timezone.now()
+        delivery.last_error, delivery.next_attempt_at = "", None
+        delivery.save(update_fields=["status", "attempts", "sent_at", "last_error", "next_attempt_at"])
+        return "sent"
+
+
+def deliveries_due(now: dt.datetime) -> list[int]:
+    """Deliveries of request notices to try now (a test notice is tried once, by notify_owner)."""
+    return list(NoticeDelivery.objects.filter(status__in=(NoticeDelivery.Status.PENDING, NoticeDelivery.Status.FAILED),
+                                              notice__kind=OwnerNotice.Kind.REQUESTS)
+                .filter(Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=now))
+                .order_by("notice__created_at", "pk").values_list("pk", flat=True))
+
+
+def notices_run(now: dt.datetime | None = None) -> RunReport:
+    """The worker's step (and ``notify_owner``'s): outside quiet hours, bundle what waits into a
+    notice when one may go, then send every delivery that is due."""
+    now = now or timezone.now()
+    report = RunReport(quiet_until=quiet_until(now))
+    if report.quiet_until is not None:
+        return report
+    report.created = notice_create(now, report)
+    for delivery_id in deliveries_due(now):
+        outcome = delivery_send(delivery_id, now)
+        if outcome in ("sent", "failed", "dropped"):
+            report.sent.append((NoticeDelivery.objects.select_related("notice").get(pk=delivery_id), outcome))
+    return report
+
+
+def notice_test(now: dt.datetime | None = None) -> list[tuple[NoticeDelivery, str]]:
+    """A test notice through every configured channel, now (quiet hours and bundling aside)."""
+    now = now or timezone.now()
+    kinds = configured_channels()
+    with transaction.atomic():
+        notice = _notice_create(OwnerNotice.Kind.TEST, now, [], kinds)
+    results = []
+    for delivery in notice.deliveries.order_by("channel"):
+        outcome = delivery_send(delivery.pk, now)
+        delivery.refresh_from_db()
+        results.append((delivery, outcome))
+    return results
