@@ -10,6 +10,7 @@ Dutch translation with the same placeholders.
 
 from __future__ import annotations
 
+import math
 from types import SimpleNamespace
 
 from django.conf import settings
@@ -175,7 +176,7 @@ def reply_window(lang: str | None = None) -> str:
     with translation.override(language(lang)):
         if hours < 48:
             return ngettext("%(n)d hour", "%(n)d hours", hours) % {"n": hours}
-        days = round(hours / 24)
+        days = math.ceil(hours / 24)  # 60 hours is 3 days, not 2
         return ngettext("%(n)d day", "%(n)d days", days) % {"n": days}
 
 

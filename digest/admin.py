@@ -67,7 +67,7 @@ class NoticeDeliveryAdmin(ReadOnlyAdmin):
 
     list_display = ("notice_created", "channel", "target", "status", "attempts", "sent_at", "next_attempt_at",
                     "error")
-    list_filter = ("status", "channel")
+    list_filter = ("status", "channel", "notice__kind")
     list_select_related = ("notice",)
 
     @admin.display(description="notice", ordering="notice__created_at")

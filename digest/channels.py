@@ -13,6 +13,7 @@ of a notice. Anything but a 2xx answer is a failure that ``digest.notices`` retr
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import json
@@ -26,8 +27,11 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-TIMEOUT = httpx.Timeout(10.0, connect=5.0)
+TIMEOUT = httpx.Timeout(10.0, connect=5.0)  # per step: connecting, sending, each read
+DEADLINE = 15.0  # seconds for the whole POST: a receiver that trickles its answer is cut off too
 MESSAGE_CHARS = 1500  # of a visitor's message in a push notice; the e-mail and the admin have it whole
+SLACK_SECTION_CHARS = 2900  # Slack refuses a section text over 3,000 characters
+NTFY_MESSAGE_BYTES = 3800  # ntfy turns a message over 4,096 bytes into an attachment
 
 
 class ReceiverRefused(Exception):
@@ -92,9 +96,12 @@ def email_message(content: dict) -> EmailMultiAlternatives:
 
 # --- webhooks ----------------------------------------------------------------------------------
 
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _short(text: str) -> str:
-    text = str(text or "").strip()
-    return text if len(text) <= MESSAGE_CHARS else text[: MESSAGE_CHARS - 1] + "…"
+    return _cut(str(text or "").strip(), MESSAGE_CHARS)
 
 
 def _title(content: dict) -> str:
@@ -134,7 +141,10 @@ def ntfy_document(content: dict, topic: str) -> dict:
         actions = [{"action": "view", "label": _("Approve"), "url": requests[0]["approve_url"], "clear": True},
                    {"action": "view", "label": _("Reject"), "url": requests[0]["reject_url"], "clear": True},
                    *actions]
-    return {"topic": topic, "title": _title(content), "message": "\n\n".join(_plain_lines(content)),
+    message = "\n\n".join(_plain_lines(content)).encode()
+    if len(message) > NTFY_MESSAGE_BYTES:
+        message = message[: NTFY_MESSAGE_BYTES - 3] + "…".encode()
+    return {"topic": topic, "title": _title(content), "message": message.decode(errors="ignore"),
             "tags": ["envelope"], "priority": 4, "click": content["admin_url"], "actions": actions}
 
 
@@ -148,10 +158,12 @@ def slack_document(content: dict) -> dict:
     if content["kind"] == "test":
         blocks.append({"type": "section", "text": {"type": "plain_text", "text": _plain_lines(content)[0]}})
     for r in content["requests"]:
-        who = _slack_escape(r["visitor_name"] or _("A visitor"))
-        email = _slack_escape(r["visitor_email"] or "-")
-        quoted = "\n".join("> " + line for line in _slack_escape(_short(r["message"])).splitlines() or [""])
-        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": f"*{who}* ({email})\n{quoted}"}})
+        who = _slack_escape(_one_line(r["visitor_name"] or _("A visitor"), 200))
+        email = _slack_escape(_one_line(r["visitor_email"] or "-", 300))
+        quoted = "\n".join("> " + line for line in _slack_escape(r["message"]).splitlines() or [""])
+        text = _cut(f"*{who}* ({email})\n{quoted}", SLACK_SECTION_CHARS)
+        # verbatim: Slack leaves a visitor's "@channel" and addresses as they are written
+        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": text, "verbatim": True}})
         blocks.append({"type": "actions", "elements": [
             {"type": "button", "text": {"type": "plain_text", "text": _("Approve")}, "style": "primary",
              "url": r["approve_url"]},
@@ -173,7 +185,9 @@ def webhook_request(content: dict) -> tuple[str, bytes, dict[str, str]]:
     if shape == "ntfy":
         parts = urlsplit(url)
         base, _slash, topic = parts.path.rstrip("/").rpartition("/")
-        document, url = ntfy_document(content, topic), urlunsplit((parts.scheme, parts.netloc, base + "/", "", ""))
+        # the server's root, keeping a query such as ?auth=... (ntfy's access token in the address)
+        url = urlunsplit((parts.scheme, parts.netloc, base + "/", parts.query, ""))
+        document = ntfy_document(content, topic)
     elif shape == "slack":
         document = slack_document(content)
     else:
@@ -186,10 +200,18 @@ def webhook_request(content: dict) -> tuple[str, bytes, dict[str, str]]:
 
 
 def webhook_post(content: dict) -> int:
-    """POST the notice; the receiver's status code when it is a 2xx, else ``ReceiverRefused``."""
+    """POST the notice within ``DEADLINE`` seconds in all; the receiver's status code when it is
+    a 2xx, else ``ReceiverRefused`` (or the timeout or connection error)."""
     url, body, headers = webhook_request(content)
-    with httpx.Client(timeout=TIMEOUT, follow_redirects=False) as client:
-        response = client.post(url, content=body, headers=headers)
+
+    async def post() -> httpx.Response:
+        async with httpx.AsyncClient(timeout=TIMEOUT, follow_redirects=False) as client:
+            return await asyncio.wait_for(client.post(url, content=body, headers=headers), DEADLINE)
+
+    try:
+        response = asyncio.run(post())
+    except TimeoutError:
+        raise TimeoutError(f"no answer within {DEADLINE:.0f} s") from None
     if not 200 <= response.status_code < 300:
         raise ReceiverRefused(f"HTTP {response.status_code}: {' '.join(response.text.split())[:300]}")
     return response.status_code

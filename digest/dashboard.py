@@ -68,10 +68,12 @@ def dashboard(user) -> dict:
             "count": PendingApproval.objects.filter(status=PendingApproval.Status.PENDING).count(),
             "url": reverse("admin:approvals_pendingapproval_changelist") + "?status__exact=pending"}
     if user.has_perm("digest.view_noticedelivery"):
-        failing = NoticeDelivery.objects.filter(status=NoticeDelivery.Status.FAILED).count()
+        failing = NoticeDelivery.objects.filter(status=NoticeDelivery.Status.FAILED, notice__kind="requests").count()
         if failing:
             out["notices_failing"] = {
-                "count": failing, "url": reverse("admin:digest_noticedelivery_changelist") + "?status__exact=failed"}
+                "count": failing,
+                "url": reverse("admin:digest_noticedelivery_changelist")
+                + "?status__exact=failed&notice__kind__exact=requests"}
     if user.has_perm("chat.view_unansweredquestion"):
         out["unanswered"] = {"groups": open_question_groups()[:5],
                              "url": reverse("admin:chat_unansweredquestion_changelist")}

@@ -72,11 +72,18 @@ def link_create(*, approval: PendingApproval, decision: str, now: dt.datetime | 
     return _address(link.pk, nonce)
 
 
-def link_address(nonce: str) -> str | None:
+def link_address(nonce: str, *, renew: dt.datetime | None = None) -> str | None:
     """The address of the link made with ``nonce`` (a fresh signature over the same row and
-    nonce: it works like the first), or None when there is no such link."""
-    pk = DigestLink.objects.filter(nonce_sha256=_hash(nonce)).values_list("pk", flat=True).first()
-    return None if pk is None else _address(pk, nonce)
+    nonce: it works like the first), or None when there is no such link. ``renew``: an unused
+    link then works for ``TWIN_DIGEST_LINK_TTL`` from that moment, if that is later."""
+    link = DigestLink.objects.filter(nonce_sha256=_hash(nonce)).first()
+    if link is None:
+        return None
+    if renew is not None and link.used_at is None:
+        until = renew + dt.timedelta(seconds=settings.TWIN_DIGEST_LINK_TTL)
+        if link.expires_at < until:
+            DigestLink.objects.filter(pk=link.pk).update(expires_at=until)
+    return _address(link.pk, nonce)
 
 
 def _address(pk: int, nonce: str) -> str:

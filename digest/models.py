@@ -101,8 +101,9 @@ class NoticeDelivery(models.Model):
     class Status(models.TextChoices):
         PENDING = "pending"
         SENT = "sent"
-        FAILED = "failed", "failed (retried)"
+        FAILED = "failed"  # a notice of requests is retried (next_attempt_at); a test notice is not
         DROPPED = "dropped", "dropped (every request was decided first)"
+        MERGED = "merged", "merged (sent with a later notice)"
 
     notice = models.ForeignKey(OwnerNotice, on_delete=models.CASCADE, related_name="deliveries")
     channel = models.CharField(max_length=8, choices=Channel.choices)

@@ -17,6 +17,7 @@ notify_owner`` runs it on demand. A visitor's turn never sends anything: it only
   notice (``_nonce``), and their rows were committed with the notice, before any send.
 - **Retries.** A failed send is recorded with its error (the admin lists it) and retried with the
   project's back-off; a delivery whose requests were all decided meanwhile is dropped unsent.
+  Only a channel's newest unsent notice goes, carrying the older ones' requests (``merged``).
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ log = logging.getLogger(__name__)
 _LOCK_KEY = 4_707_114_705
 MAX_REQUESTS = 10  # listed in one notice; the rest are counted, and the admin link lists them all
 DECISIONS = ("approve", "reject")
+UNSENT = (NoticeDelivery.Status.PENDING, NoticeDelivery.Status.FAILED)
 
 
 @dataclass
@@ -98,10 +100,10 @@ def untold(now: dt.datetime):
                                           owner_notice_item__isnull=True)
 
 
-def _nonce(notice: OwnerNotice, approval_id: int, decision: str) -> str:
+def _nonce(notice_id, approval_id: int, decision: str) -> str:
     """A link's nonce, derived again for every attempt of the notice (a keyed hash: nobody
     without SECRET_KEY can derive it; the database keeps only its hash, as for every link)."""
-    mac = hmac.new(settings.SECRET_KEY.encode(), f"twinsite.notice:{notice.pk}:{approval_id}:{decision}".encode(),
+    mac = hmac.new(settings.SECRET_KEY.encode(), f"twinsite.notice:{notice_id}:{approval_id}:{decision}".encode(),
                    hashlib.sha256).digest()
     return base64.urlsafe_b64encode(mac[:18]).decode()
 
@@ -115,9 +117,9 @@ def _target(channel: str) -> str:
 def _notice_create(kind: str, now: dt.datetime, approvals: list[PendingApproval], kinds: list[str]) -> OwnerNotice:
     notice = OwnerNotice.objects.create(kind=kind, created_at=now)
     NoticeItem.objects.bulk_create([NoticeItem(notice=notice, approval=a) for a in approvals])
-    for approval in approvals[:MAX_REQUESTS]:
+    for approval in approvals:  # every one: a request decided meanwhile moves a later one up the list
         for decision in DECISIONS:
-            link_create(approval=approval, decision=decision, now=now, nonce=_nonce(notice, approval.pk, decision))
+            link_create(approval=approval, decision=decision, now=now, nonce=_nonce(notice.pk, approval.pk, decision))
     NoticeDelivery.objects.bulk_create([NoticeDelivery(notice=notice, channel=c, target=_target(c)) for c in kinds])
     return notice
 
@@ -143,15 +145,30 @@ def notice_create(now: dt.datetime | None = None, report: RunReport | None = Non
         return _notice_create(OwnerNotice.Kind.REQUESTS, now, waiting, kinds)
 
 
-def notice_content(notice: OwnerNotice) -> dict:
-    """What the notice says now: its requests that still wait (oldest first), each with its
-    one-click links. The same on every attempt but for the links' signature timestamps."""
-    waiting = (PendingApproval.objects.filter(owner_notice_item__notice=notice, status=PendingApproval.Status.PENDING)
-               .order_by("created_at", "pk"))
+def _links(notice_id, approval: PendingApproval, now: dt.datetime) -> tuple[str, str]:
+    """The request's approve and reject links as this notice carries them, renewed to work for
+    ``TWIN_DIGEST_LINK_TTL`` from now (a notice that got through late has live links); made
+    again if they are gone (a changed SECRET_KEY derives other nonces)."""
+    urls = []
+    for decision in DECISIONS:
+        nonce = _nonce(notice_id, approval.pk, decision)
+        urls.append(link_address(nonce, renew=now)
+                    or link_create(approval=approval, decision=decision, now=now, nonce=nonce))
+    return urls[0], urls[1]
+
+
+def notice_content(notice: OwnerNotice, *, also: list[OwnerNotice] = (), now: dt.datetime | None = None) -> dict:
+    """What the notice says now: the requests of ``notice`` (and of the older, unsent notices in
+    ``also``, which it carries) that still wait, oldest first, each with its one-click links. The
+    same on every attempt but for the links' signature timestamps."""
+    now = now or timezone.now()
+    waiting = (PendingApproval.objects.filter(owner_notice_item__notice__in=[notice, *also],
+                                              status=PendingApproval.Status.PENDING)
+               .select_related("owner_notice_item").order_by("created_at", "pk"))
     requests = []
     for approval in waiting[:MAX_REQUESTS]:
         item = approval_item(approval)
-        item["approve_url"], item["reject_url"] = (link_address(_nonce(notice, approval.pk, d)) for d in DECISIONS)
+        item["approve_url"], item["reject_url"] = _links(approval.owner_notice_item.notice_id, approval, now)
         requests.append(item)
     admin = reverse("admin:approvals_pendingapproval_changelist") + "?status__exact=pending"
     return {"id": str(notice.pk), "kind": notice.kind, "created_at": notice.created_at, "requests": requests,
@@ -159,46 +176,68 @@ def notice_content(notice: OwnerNotice) -> dict:
             "admin_url": settings.TWIN_SITE_URL + admin, "site_url": settings.TWIN_SITE_URL}
 
 
+def _unsent(channel: str):
+    return NoticeDelivery.objects.filter(channel=channel, status__in=UNSENT, notice__kind=OwnerNotice.Kind.REQUESTS)
+
+
 def delivery_send(delivery_id: int, now: dt.datetime | None = None) -> str:
     """Send one delivery if nobody else is sending or has sent it; the outcome: ``sent``,
     ``failed`` (recorded, retried later), ``dropped`` (nothing waits any more), ``busy``
-    (another worker has it, or it is done) or ``later`` (its back-off has not passed)."""
+    (another worker has it, or it is done) or ``later`` (its back-off has not passed, or a newer
+    notice on its channel will carry its requests).
+
+    Only the newest unsent notice of a channel goes: it carries the requests of the older ones
+    that did not get through (a receiver that was down, quiet hours), which are then marked
+    ``merged``. So a receiver that comes back gets one notice, not one per ``TWIN_NOTIFY_EVERY``.
+    """
     now = now or timezone.now()
     with transaction.atomic():
         delivery = (NoticeDelivery.objects.select_for_update(skip_locked=True, of=("self",))
-                    .select_related("notice")
-                    .filter(pk=delivery_id, status__in=(NoticeDelivery.Status.PENDING, NoticeDelivery.Status.FAILED))
-                    .first())
+                    .select_related("notice").filter(pk=delivery_id, status__in=UNSENT).first())
         if delivery is None:
             return "busy"
         if delivery.next_attempt_at is not None and delivery.next_attempt_at > now:
             return "later"
-        content = notice_content(delivery.notice)
+        older: list[NoticeDelivery] = []
+        if delivery.notice.kind == OwnerNotice.Kind.REQUESTS:
+            if _unsent(delivery.channel).filter(notice__created_at__gt=delivery.notice.created_at).exists():
+                return "later"
+            older = list(_unsent(delivery.channel).filter(notice__created_at__lt=delivery.notice.created_at)
+                         .select_for_update(skip_locked=True, of=("self",)).select_related("notice"))
+        content = notice_content(delivery.notice, also=[d.notice for d in older], now=now)
         if delivery.notice.kind == OwnerNotice.Kind.REQUESTS and not content["requests"]:
-            delivery.status = NoticeDelivery.Status.DROPPED
-            delivery.next_attempt_at = None
-            delivery.save(update_fields=["status", "next_attempt_at"])
+            _close([delivery, *older], NoticeDelivery.Status.DROPPED, "")
             return "dropped"
+        # the send holds this transaction open: a server's shorter idle-in-transaction timeout
+        # would end it after the receiver got the notice, and it would go again on every run
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL idle_in_transaction_session_timeout = %s", [f"{channels.DEADLINE * 4:.0f}s"])
         delivery.attempts += 1
         try:
             channels.send(delivery.channel, content)
         except Exception as exc:  # any failure of the receiver or the mail backend: record, retry later
             delivery.status = NoticeDelivery.Status.FAILED
             delivery.last_error = scrub_text(channels.describe_error(exc))[:2000]
-            delivery.next_attempt_at = retry_at(delivery.attempts, base=30, cap=3600, now=now)
+            if delivery.notice.kind == OwnerNotice.Kind.REQUESTS:  # a test notice is tried once
+                delivery.next_attempt_at = retry_at(delivery.attempts, base=30, cap=3600, now=now)
             delivery.save(update_fields=["status", "attempts", "last_error", "next_attempt_at"])
             log.warning("owner notice %s by %s not sent: %s", delivery.notice_id, delivery.channel, delivery.last_error)
             return "failed"
-        delivery.status, delivery.sent_at = NoticeDelivery.Status.SENT, timezone.now()
-        delivery.last_error, delivery.next_attempt_at = "", None
-        delivery.save(update_fields=["status", "attempts", "sent_at", "last_error", "next_attempt_at"])
+        delivery.sent_at = timezone.now()
+        _close([delivery], NoticeDelivery.Status.SENT, "")
+        _close(older, NoticeDelivery.Status.MERGED, f"sent with notice {delivery.notice_id}")
         return "sent"
+
+
+def _close(deliveries: list[NoticeDelivery], status: str, note: str) -> None:
+    for d in deliveries:
+        d.status, d.last_error, d.next_attempt_at = status, note, None
+        d.save(update_fields=["status", "attempts", "sent_at", "last_error", "next_attempt_at"])
 
 
 def deliveries_due(now: dt.datetime) -> list[int]:
     """Deliveries of request notices to try now (a test notice is tried once, by notify_owner)."""
-    return list(NoticeDelivery.objects.filter(status__in=(NoticeDelivery.Status.PENDING, NoticeDelivery.Status.FAILED),
-                                              notice__kind=OwnerNotice.Kind.REQUESTS)
+    return list(NoticeDelivery.objects.filter(status__in=UNSENT, notice__kind=OwnerNotice.Kind.REQUESTS)
                 .filter(Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=now))
                 .order_by("notice__created_at", "pk").values_list("pk", flat=True))
 

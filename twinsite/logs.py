@@ -9,8 +9,20 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
+import re
+
+from django.views.debug import SafeExceptionReporterFilter
 
 from guards.scrub import scrub_text
+
+
+class SecretSettingsFilter(SafeExceptionReporterFilter):
+    """Django's filter of error pages and error mails, hiding also the settings that are secret
+    without saying so in their names: a notice webhook's address (a Slack webhook's address is its
+    credential) and REDIS_URL (it may carry a password)."""
+
+    hidden_settings = re.compile(SafeExceptionReporterFilter.hidden_settings.pattern + "|WEBHOOK|REDIS_URL",
+                                 flags=re.IGNORECASE)
 
 
 class JsonFormatter(logging.Formatter):

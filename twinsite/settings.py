@@ -227,6 +227,7 @@ STORAGES = {
                     else "twinsite.storage.StaticStorage"},
 }
 
+DEFAULT_EXCEPTION_REPORTER_FILTER = "twinsite.logs.SecretSettingsFilter"  # error pages and mails
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -72,7 +72,7 @@ def test_a_waiting_request_says_roughly_when_the_owner_decides(settings, client)
     assert texts.page_texts("nl")["card.pending"].endswith("Mira beslist meestal binnen ongeveer 24 uur.")
     settings.TWIN_OWNER_REPLY_HOURS = 1
     assert texts.reply_window("en") == "1 hour"
-    settings.TWIN_OWNER_REPLY_HOURS = 72
+    settings.TWIN_OWNER_REPLY_HOURS = 60  # rounded up: "2 days" would promise too much
     assert (texts.reply_window("en"), texts.reply_window("nl")) == ("3 days", "3 dagen")
     # the page hands the card's sentence to its script
     page = client.get("/", HTTP_ACCEPT_LANGUAGE="nl").content.decode()

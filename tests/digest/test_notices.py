@@ -8,6 +8,7 @@ import datetime as dt
 import hashlib
 import hmac
 import json
+import re
 from urllib.parse import urlsplit
 
 import pytest
@@ -15,9 +16,11 @@ from django.core import mail
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.utils import timezone
+from django.views.debug import get_default_exception_reporter_filter
 
 from approvals.models import PendingApproval
 from chat.turns.decisions import approval_decide
+from digest import channels
 from digest.links import link_check
 from digest.models import DigestLink, NoticeDelivery, OwnerNotice
 from digest.notices import notices_run, quiet_until
@@ -83,7 +86,9 @@ def test_a_request_becomes_one_signed_notice_by_webhook_and_email(webhook):
     [email] = mail.outbox
     assert email.to == ["owner@localhost"] and email.subject == "Tom asks to reach you through your digital twin"
     assert "tom@example.com" in email.body and "data platform project" in email.body
-    assert item["approve_url"].split("/confirm/")[0] in email.body  # the same links, freshly signed
+    # the same link rows as the webhook's, each address freshly signed
+    mailed = re.search(r"Approve: (\S+)", email.body)[1]
+    assert link_check(token(mailed)).pk == approve.pk
     [(html, mimetype)] = email.alternatives
     assert mimetype == "text/html" and "Approve</a>" in html and "&lt;tom@example.com&gt;" in html
     assert email.extra_headers["Message-ID"] == f"<notice-{report.created.pk}@twinsite>"
@@ -171,7 +176,16 @@ def test_a_receiver_that_fails_then_recovers_gets_the_notice_once(webhook, setti
 @pytest.mark.django_db(transaction=True)
 def test_two_workers_send_one_notice(webhook):
     request()
-    at_once(notices_run, notices_run)
+    errors = []
+
+    def worker() -> None:
+        try:
+            notices_run()
+        except Exception as exc:  # a thread's exception would pass unseen
+            errors.append(exc)
+
+    at_once(worker, worker)
+    assert errors == []
     assert OwnerNotice.objects.count() == 1
     assert len(webhook.requests) == 1 and len(mail.outbox) == 1
     assert set(NoticeDelivery.objects.values_list("status", flat=True)) == {"sent"}
@@ -222,6 +236,20 @@ def test_ntfy_and_slack_shapes(webhook, settings):
     buttons = document["blocks"][2]["elements"]
     assert [b["text"]["text"] for b in buttons] == ["Approve", "Reject", "Edit first, in the admin"]
     assert buttons[0]["style"] == "primary" and link_check(token(buttons[1]["url"])).decision == "reject"
+    assert document["blocks"][1]["text"]["verbatim"] is True  # a plain "@channel" stays text too
+
+    # a message that grows when escaped still fits Slack's 3,000 characters a section
+    request(name="Bob", email="bob@example.com", message="&" * 1500 + "\n" + "<" * 1500)
+    notices_run(timezone.now() + dt.timedelta(minutes=22))
+    section = json.loads(webhook.requests[2].body)["blocks"][1]["text"]["text"]
+    assert 2800 < len(section) <= 3000 and section.startswith("*Bob* (bob@example.com)\n> &amp;&amp;")
+
+    settings.TWIN_NOTIFY_FORMAT = "ntfy"  # an access token in the topic's address is kept
+    settings.TWIN_NOTIFY_WEBHOOK = webhook.url + "/twin-mira?auth=tk_abc"
+    request(name="Eve", email="eve@example.com", message="x" * 5000)
+    notices_run(timezone.now() + dt.timedelta(minutes=33))
+    assert webhook.requests[3].path == "/?auth=tk_abc"
+    assert len(json.loads(webhook.requests[3].body)["message"].encode()) <= 3800
 
 
 @pytest.mark.django_db
@@ -238,7 +266,7 @@ def test_the_notice_is_in_the_owners_language(webhook, settings):
 
 
 @pytest.mark.django_db
-def test_notify_owner_test_goes_through_every_channel(webhook, capsys):
+def test_notify_owner_test_goes_through_every_channel(webhook, capsys, admin_client):
     call_command("notify_owner", "--test")
     out = capsys.readouterr().out
     assert "sent: notice" in out and "by e-mail to owner@localhost" in out and "by webhook to 127.0.0.1 (json)" in out
@@ -250,9 +278,11 @@ def test_notify_owner_test_goes_through_every_channel(webhook, capsys):
     with pytest.raises(CommandError, match="did not get through"):
         call_command("notify_owner", "--test")
     assert "failed: notice" in capsys.readouterr().out
-    # a test notice is tried once: the worker does not retry it
+    # a test notice is tried once: the worker does not retry it, and the index does not warn of it
     assert not notices_run(timezone.now() + dt.timedelta(days=1)).did_anything
     assert DigestLink.objects.count() == 0
+    assert NoticeDelivery.objects.get(status="failed").next_attempt_at is None
+    assert "could not be sent" not in admin_client.get("/admin/").content.decode()
 
 
 @pytest.mark.django_db
@@ -269,3 +299,67 @@ def test_notify_owner_prints_what_it_sent_and_what_waits(webhook, settings, caps
     settings.TWIN_NOTIFY_WEBHOOK = ""
     with pytest.raises(CommandError, match="no channel is configured"):
         call_command("notify_owner")
+
+
+@pytest.mark.django_db
+def test_a_large_bundle_lists_ten_and_counts_the_rest_each_listed_one_with_working_links(webhook, settings):
+    settings.TWIN_NOTIFY_EMAIL = False
+    webhook.statuses = [500]
+    waiting = [request(name=f"Visitor {n}", email=f"v{n}@example.com") for n in range(12)]
+    now = timezone.now()
+    notices_run(now)  # refused: sent again later, when two of the first ten were decided
+    for approval in waiting[:2]:
+        approval_decide(approval_id=approval.pk, decision="reject", actor="mira", reason="spam")
+    notices_run(now + dt.timedelta(hours=1))
+    document = json.loads(webhook.requests[-1].body)
+    assert [r["id"] for r in document["requests"]] == [a.pk for a in waiting[2:12]] and document["more"] == 0
+    assert link_check(token(document["requests"][-1]["approve_url"])).approval_id == waiting[11].pk
+    first = json.loads(webhook.requests[0].body)
+    assert len(first["requests"]) == 10 and first["more"] == 2
+
+
+@pytest.mark.django_db
+def test_notices_that_did_not_get_through_go_as_one_when_the_receiver_is_back(webhook, settings):
+    settings.TWIN_NOTIFY_EMAIL = False
+    webhook.statuses = [500, 500, 500]
+    start = timezone.now()
+    request()
+    notices_run(start)  # refused
+    request(name="Anna", email="anna@example.com")
+    notices_run(start + dt.timedelta(minutes=10))  # a second notice, refused too, the first is not tried alone
+    assert OwnerNotice.objects.count() == 2 and len(webhook.requests) == 2
+    request(name="Bob", email="bob@example.com")
+    notices_run(start + dt.timedelta(minutes=20))  # a third notice, refused
+    webhook.statuses = []
+    report = notices_run(start + dt.timedelta(hours=2))  # back: one POST carries the three requests
+    assert [o for _, o in report.sent] == ["sent"] and len(webhook.requests) == 4
+    document = json.loads(webhook.requests[-1].body)
+    assert [r["visitor_name"] for r in document["requests"]] == ["Tom", "Anna", "Bob"]
+    newest = OwnerNotice.objects.order_by("-created_at").first()
+    assert document["id"] == str(newest.pk)
+    statuses = dict(NoticeDelivery.objects.values_list("notice__created_at", "status"))
+    assert sorted(statuses.values()) == ["merged", "merged", "sent"]
+    assert not notices_run(start + dt.timedelta(days=1)).did_anything
+    # each request's links work, though they came with another notice than their own
+    for item in document["requests"]:
+        assert link_check(token(item["reject_url"])).approval_id == item["id"]
+
+
+@pytest.mark.django_db
+def test_a_receiver_that_holds_the_answer_is_cut_off_and_the_address_stays_secret(settings, monkeypatch):
+    server = Receiver(hang_first=True).start()
+    try:
+        settings.TWIN_NOTIFY_EMAIL = False
+        settings.TWIN_NOTIFY_WEBHOOK = server.url + "/services/T0/B0/secret-part"
+        settings.TWIN_NOTIFY_WEBHOOK_SECRET = SECRET
+        monkeypatch.setattr(channels, "DEADLINE", 1.0)
+        request()
+        [(delivery, outcome)] = notices_run().sent
+        assert outcome == "failed" and delivery.last_error == "TimeoutError: no answer within 1 s"
+    finally:
+        server.stop()
+    # an error that names the address names only its host; error pages hide the setting
+    assert channels.describe_error(OSError(f"cannot reach {settings.TWIN_NOTIFY_WEBHOOK}")) == \
+        "OSError: cannot reach <127.0.0.1>"
+    safe = get_default_exception_reporter_filter().get_safe_settings()
+    assert "secret-part" not in str(safe["TWIN_NOTIFY_WEBHOOK"])
