@@ -50,13 +50,36 @@ def word_count(text: str) -> int:
     return len(PLAIN.findall(_NOT_WORDS.sub(" ", text)))
 
 
+# What a visitor gives rather than asks, by its shape: a link or an e-mail address; a run of digit
+# groups joined as numbers are written ("06 1234 5678", "(202) 555-0186", "INV-2025-0042") with
+# five digits or more, or three after a "#"; a date written with separators; a version (1.2.3,
+# v2.3). A year, a small count or a name with a digit in it ("2024", "top 3", "base64", "GPT-4")
+# is none: an order with one of those appended is still judged.
+_LINK = re.compile(r"(?:https?://|www\.)\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+", re.IGNORECASE)
+_DIGIT_RUN = re.compile(r"[#+]?\(?\d+(?:[\s().\-/]{1,2}\d+)*")
+_DATE = re.compile(r"\d{1,4}[./-]\d{1,2}[./-]\d{2,4}")
+_VERSION = re.compile(r"v?\d+\.\d+\.\d+|v\d+(?:\.\d+)+", re.IGNORECASE)
+
+
+def has_identifier(text: str) -> bool:
+    """Whether ``text`` gives a contact detail or an identifier (see the shapes above)."""
+    if _LINK.search(text):
+        return True
+    for match in _DIGIT_RUN.finditer(text):
+        run = match.group(0)
+        digits = sum(c.isdigit() for c in run)
+        if digits >= 5 or (run.startswith("#") and digits >= 3) or _DATE.fullmatch(run.strip("#+( ")):
+            return True
+    return bool(_VERSION.search(text))
+
+
 def identifier_message(text: str) -> bool:
     """A message that gives things rather than asks: a contact detail or an identifier (a phone
     number, an e-mail or web address, an order, invoice or ticket number, a version, a date) with
     at most ``IDENTIFIER_WORDS`` words around it ("My number is 06 1234 5678", "Order 88421,
-    invoice INV-2026-0042 came twice"). The semantic screen does not judge these: a vector of a few words
-    and a code lands near some exemplar by chance. The pattern rules still read them."""
-    return bool(_NOT_WORDS.search(text)) and word_count(text) <= IDENTIFIER_WORDS
+    invoice INV-2026-0042 came twice"). The semantic screen does not judge these: a vector of a few
+    words and a code lands near some exemplar by chance. The pattern rules still read them."""
+    return has_identifier(text) and word_count(text) <= IDENTIFIER_WORDS
 
 
 def load_exemplars(path: Path = EXEMPLARS) -> tuple[list[str], list[str]]:
