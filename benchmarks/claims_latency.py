@@ -4,8 +4,8 @@
 Answers are made of five claims of the development set (``evals/data/claims.jsonl``) about the
 sample owner, each citing its document, taken in turn; the documents' sentences are embedded first,
 as a serving process does when it starts (``knowledge.claims.warm``). Measured: one
-``knowledge.claims.check`` per answer (the five sentences embedded in one batch, then compared),
-on this process's CPU, no database.
+``knowledge.claims.check`` per answer (each claim its words do not place in its document is
+embedded, one at a time, then compared), on this process's CPU, no database.
 """
 
 from __future__ import annotations
