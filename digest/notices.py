@@ -269,3 +269,13 @@ def notice_test(now: dt.datetime | None = None) -> list[tuple[NoticeDelivery, st
         delivery.refresh_from_db()
         results.append((delivery, outcome))
     return results
+
+
+def notices_purge(now: dt.datetime | None = None) -> int:
+    """Notices older than ``TWIN_CONVERSATION_RETENTION_DAYS`` that tell of no request any more
+    (their requests went with their conversations) and old test notices; returns how many."""
+    now = now or timezone.now()
+    before = now - dt.timedelta(days=settings.TWIN_CONVERSATION_RETENTION_DAYS)
+    _, per_model = (OwnerNotice.objects.filter(created_at__lt=before)
+                    .filter(Q(kind=OwnerNotice.Kind.TEST) | Q(items__isnull=True)).delete())
+    return per_model.get(OwnerNotice._meta.label, 0)

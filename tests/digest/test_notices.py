@@ -23,7 +23,7 @@ from chat.turns.decisions import approval_decide
 from digest import channels
 from digest.links import link_check
 from digest.models import DigestLink, NoticeDelivery, OwnerNotice
-from digest.notices import notices_run, quiet_until
+from digest.notices import notices_purge, notices_run, quiet_until
 from tests.concurrently import at_once
 from tests.digest.seed import request
 from tests.fakes.receiver import Receiver
@@ -363,3 +363,20 @@ def test_a_receiver_that_holds_the_answer_is_cut_off_and_the_address_stays_secre
         "OSError: cannot reach <127.0.0.1>"
     safe = get_default_exception_reporter_filter().get_safe_settings()
     assert "secret-part" not in str(safe["TWIN_NOTIFY_WEBHOOK"])
+
+
+@pytest.mark.django_db
+def test_old_notices_go_with_their_requests(webhook, settings):
+    settings.TWIN_NOTIFY_EMAIL = False
+    settings.TWIN_CONVERSATION_RETENTION_DAYS = 30
+    tom, anna = request(), request(name="Anna", email="anna@example.com")
+    notices_run()
+    call_command("notify_owner", "--test")
+    later = timezone.now() + dt.timedelta(days=31)
+    assert notices_purge(later) == 1  # the test notice; the other still names two requests
+    tom.conversation.delete()  # the retention purge takes a conversation with its request
+    assert notices_purge(later) == 0  # it still names Anna's
+    anna.conversation.delete()
+    assert notices_purge(timezone.now()) == 0  # too young
+    assert notices_purge(later) == 1 and not OwnerNotice.objects.exists()
+    assert not NoticeDelivery.objects.exists()

@@ -24,7 +24,7 @@ from budget.services import reservations_expire
 from chat.lifecycle import retention_purge
 from chat.turns.decisions import approvals_sweep
 from chat.turns.recovery import turns_sweep
-from digest.notices import notices_run
+from digest.notices import notices_purge, notices_run
 from digest.services import digest_scheduled
 from guards.limits import counters_purge
 from ops.services import OWNER_QUEUE, jobs_fail_stale
@@ -111,7 +111,7 @@ class Command(BaseCommand):
                 close_old_connections()
                 jobs_fail_stale()
                 if settings.TWIN_PURGE_INTERVAL and time.monotonic() >= next_purge:
-                    counts = retention_purge()
+                    counts = retention_purge() | {"old_owner_notices": notices_purge()}
                     next_purge = time.monotonic() + settings.TWIN_PURGE_INTERVAL  # a failure retries soon
                     if any(counts.values()):
                         log.info("retention purge: %s", counts)
