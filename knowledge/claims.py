@@ -30,7 +30,7 @@ import numpy as np
 from knowledge.embedders import Embedder
 from knowledge.translation import cached_vectors
 from text import topics
-from text.counterparts import counterparts
+from text.counterparts import counterparts, phrase_groups
 from text.lexicon import owner_references, shared
 from text.numbers import quantities
 from text.sentences import split_sentences
@@ -71,6 +71,7 @@ class Source:
         self.pieces += [(c, i) for i, s in enumerate(sentences) for c in _clauses(s)]
         self.sentences = sentences
         self.words = set(topics.words(f"{title}\n{body}"))
+        self.phrase_text = f" {' '.join(topics.words(f'{title} {body}'))} "  # for phrase lookups
         # what the document is about (its title, its headings) holds for each of its sentences
         self.subject = set(topics.words(" ".join([title, *re.findall(r"^#+\s*(.+)$", body, re.MULTILINE)])))
         self.quantities = quantities(f"{title}\n{body}")
@@ -231,7 +232,7 @@ def _judge(claim: str, vector: _Lazy, source: Source, embedder: Embedder,
     if missing:
         return "number", ", ".join(missing)
     named = _names(claim, owner)
-    names = [n for n in named if not source.has_name(n)]
+    names = _translated_away(claim, [n for n in named if not source.has_name(n)], source)
     if names:
         return "name", ", ".join(names)
     if quoted:
@@ -254,6 +255,30 @@ def _judge(claim: str, vector: _Lazy, source: Source, embedder: Embedder,
     return None
 
 
+def _translated_away(claim: str, names: list[str], source: Source) -> list[str]:
+    """``names`` less the words of an institution, degree or field that the source writes in
+    another form ("Delft University of Technology" where it says "TU Delft", "Applied
+    Mathematics" for "Toegepaste Wiskunde": ``text.counterparts.phrase_groups``); the name's own
+    part ("Delft") must still be there."""
+    if not names:
+        return names
+    said = f" {' '.join(topics.words(claim))} "
+    covered: set[str] = set()
+    for group in phrase_groups():
+        here = [form for form in group if f" {form} " in said]
+        if here and any(_writes(source, form) for form in group):
+            covered.update(word for form in here for word in form.split())
+    return [n for n in names if n.lower() not in covered]
+
+
+def _writes(source: Source, form: str) -> bool:
+    """Whether the source writes ``form``: the phrase, or a one-word form opening a compound
+    ("zaterdag" in "zaterdagochtend", "informatica" in "informaticaopleiding")."""
+    if f" {form} " in source.phrase_text:
+        return True
+    return " " not in form and len(form) >= 5 and any(w.startswith(form) for w in source.words)
+
+
 def _apart(claim: str, owner: str, source: Source, nearest: set[int]) -> list[str]:
     """The claim's names that none of the sentences nearest it in meaning (each with the sentences
     beside it, and what the whole document is about: its title and headings) holds: true facts of
@@ -261,13 +286,15 @@ def _apart(claim: str, owner: str, source: Source, nearest: set[int]) -> list[st
     previous employer's city)."""
     window = {j for i in nearest for j in (i - 1, i, i + 1) if 0 <= j < len(source.sentences)}
     words = source.subject.union(*(source.near_words[j] for j in window))
-    return [n for n in _names(claim, owner) if not _has(words, n)]
+    return [n for n in _translated_away(claim, _names(claim, owner), source) if not _has(words, n)]
 
 
 def _names(claim: str, owner: str) -> list[str]:
     """The names a claim states: capitalised words inside it (not its first word), acronyms and
     words with digits; not the owner's name or pronouns, months, days or function words."""
-    skip = owner_references(owner) | shared().words("calendar.months") | shared().words("calendar.days")
+    # days are names: one the source lacks is flagged ("on Mondays" where it says "donderdag"), in
+    # the other language through text.counterparts.phrase_groups
+    skip = owner_references(owner) | shared().words("calendar.months")
     found = []
     for match in _NAME.finditer(claim):  # a sentence's first word is capitalised anyway
         word = match.group(0).strip("'\u2019-").removesuffix("'s").removesuffix("\u2019s")

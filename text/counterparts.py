@@ -1,4 +1,5 @@
-"""Names that differ between English and Dutch: languages, countries and their peoples.
+"""Names that differ between English and Dutch: languages, countries and their peoples; and the
+words of institutions, degrees and fields that names are translated with (``phrase_groups``).
 
 A visitor asks "Does he speak German?" of a knowledge base that writes "Duits", or "Werkt ze ook
 in Duitsland?" of one that writes "Germany". Word vectors cannot be trusted with names (they put
@@ -51,3 +52,47 @@ def _base(word: str) -> str:
     # Dutch adjectives end in -e ("Duitse klanten"), and "in that language" is "-talig"
     # ("Engelstalige workshops", "Nederlandstalig")
     return word.removesuffix("e").removesuffix("talig")
+
+
+# Institutions, fields, degrees, bodies and the days of the week: the common words a name is
+# translated with ("Delft
+# University of Technology" is "TU Delft", "Applied Mathematics" "Toegepaste Wiskunde", "VAT"
+# "btw"). Each line is one group of forms, English and Dutch, separated by "=". Read by the claim
+# check only (``knowledge.claims``): a claim in one language may name what its source names in the
+# other. The words of a phrase count as found when another form of it is in the source.
+_PHRASES = """
+university = universiteit | university of technology = technische universiteit = tu
+university of applied sciences = hogeschool | applied sciences = toegepaste wetenschappen
+secondary school = high school = middelbare school | school = school | institute = instituut
+academy = academie | faculty = faculteit | department = afdeling = vakgroep | graduate school = graduate school
+computer science = informatica = technische informatica | information science = informatiekunde
+artificial intelligence = kunstmatige intelligentie | data science = data science
+mathematics = wiskunde | applied mathematics = toegepaste wiskunde | statistics = statistiek
+physics = natuurkunde | applied physics = technische natuurkunde | chemistry = scheikunde
+biology = biologie | economics = economie | econometrics = econometrie
+business administration = bedrijfskunde | business economics = bedrijfseconomie | law = rechten = rechtsgeleerdheid
+medicine = geneeskunde | psychology = psychologie | sociology = sociologie | history = geschiedenis
+philosophy = filosofie = wijsbegeerte | linguistics = taalkunde = taalwetenschap | communication = communicatie
+electrical engineering = elektrotechniek | mechanical engineering = werktuigbouwkunde
+civil engineering = civiele techniek | industrial design = industrieel ontwerpen | architecture = bouwkunde
+aerospace engineering = luchtvaart- en ruimtevaarttechniek | industrial engineering = technische bedrijfskunde
+bachelor = bachelor | master = master | doctorate = phd = promotie = doctoraat
+ministry = ministerie | municipality = gemeente | city council = gemeenteraad | province = provincie
+chamber of commerce = kamer van koophandel = kvk | tax authority = belastingdienst | hospital = ziekenhuis
+foundation = stichting | association = vereniging | cooperative = coöperatie | court = rechtbank
+vat = btw | ltd = bv | inc = bv | ngo = ngo
+monday = mondays = maandag = maandagen = maandags | tuesday = tuesdays = dinsdag = dinsdagen = dinsdags
+wednesday = wednesdays = woensdag = woensdagen = woensdags | thursday = thursdays = donderdag = donderdagen = donderdags
+friday = fridays = vrijdag = vrijdagen = vrijdags | saturday = saturdays = zaterdag = zaterdagen = zaterdags
+sunday = sundays = zondag = zondagen = zondags
+"""
+_PHRASE_GROUPS: list[tuple[str, ...]] = [
+    tuple(" ".join(form.split()) for form in group.split("="))
+    for line in _PHRASES.strip().splitlines() for group in line.split("|")
+]
+
+
+def phrase_groups() -> list[tuple[str, ...]]:
+    """The translated forms of institutions, degrees and fields (lower case, words joined by one
+    space), one tuple per group, longest phrases first."""
+    return sorted(_PHRASE_GROUPS, key=lambda g: -max(len(f.split()) for f in g))

@@ -100,3 +100,41 @@ def test_marking_changes_the_sentence_and_nothing_else_of_the_answer(e5):
     marked = claims.applied(answer, found, "mark", "(not in the cited source)")
     assert marked.startswith("The planner handles 9,999 deliveries a day (not in the cited source).")
     assert code in marked and "\n    - Dispatchers change a route" in marked  # indentation kept
+
+
+DUTCH_DOC = (
+    "## Opleiding\nJoost Brinkman studeerde Technische Informatica aan de TU Eindhoven (master, 2016) en "
+    "Bedrijfskunde aan de Hogeschool Rotterdam.\n\n"
+    "## Werk\nHij werkt op maandag en dinsdag voor de gemeente Breda. Daar bouwt hij de systemen voor "
+    "vergunningen. Zijn team telt zes mensen. Ze werken met Python en PostgreSQL.\n\n"
+    "## Lesgeven\nOp woensdagmiddag geeft hij les aan de Universiteit Tilburg.\n\n"
+    "## Tarief\nZijn dagtarief is 800 euro exclusief btw."
+)
+DUTCH_TITLE = "Over Joost"
+
+
+def check_dutch(sentence: str, e5) -> list[claims.Unsupported]:
+    sources = {DUTCH_TITLE: claims.Source(DUTCH_TITLE, DUTCH_DOC)}
+    return claims.check(f"{sentence} [source: {DUTCH_TITLE}]", sources, e5, "Joost Brinkman")
+
+
+@pytest.mark.parametrize("sentence", [
+    "He studied Computer Science at Eindhoven University of Technology, finishing his master's in 2016.",
+    "He studied Business Administration at the Rotterdam University of Applied Sciences.",
+    "He works for the Municipality of Breda on Mondays and Tuesdays.",
+    "On Wednesday afternoons he teaches at Tilburg University.",  # "woensdagmiddag": the day opens a compound
+    "His day rate is 800 euros excluding VAT.",
+])
+def test_a_name_translated_with_its_institution_field_or_day_is_the_documents(sentence, e5):
+    assert check_dutch(sentence, e5) == []
+
+
+@pytest.mark.parametrize(("sentence", "reason"), [
+    ("He studied Physics at Eindhoven University of Technology.", "name"),  # the field is not the document's
+    ("He studied Computer Science at Delft University of Technology.", "name"),  # its own part must be there
+    ("He works for the Municipality of Breda on Fridays.", "name"),
+    ("He studied Business Administration at Tilburg University and at Harvard.", "name"),
+])
+def test_a_translated_institution_keeps_its_own_name_and_a_wrong_field_or_day_is_caught(sentence, reason, e5):
+    found = check_dutch(sentence, e5)
+    assert [u.reason for u in found] == [reason], found
