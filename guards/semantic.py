@@ -52,25 +52,31 @@ def word_count(text: str) -> int:
 
 # What a visitor gives rather than asks, by its shape: a link or an e-mail address; a run of digit
 # groups joined as numbers are written ("06 1234 5678", "(202) 555-0186", "INV-2025-0042") with
-# five digits or more, or three after a "#"; a date written with separators; a version (1.2.3,
-# v2.3). A year, a small count or a name with a digit in it ("2024", "top 3", "base64", "GPT-4")
-# is none: an order with one of those appended is still judged.
+# five digits or more, one group of three or more among them, or two after a "#" ("PR #42"); a date
+# written with separators; a version (1.2.3, v2.3); a postcode ("3511 AB"); an issue key
+# ("JIRA-123"). A year, a small count, a decimal or a name with a digit in it ("2024", "top 3",
+# "3.14159", "base64", "GPT-4 2024", "1 2 3 4 5") is none.
 _LINK = re.compile(r"(?:https?://|www\.)\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+", re.IGNORECASE)
-_DIGIT_RUN = re.compile(r"[#+]?\(?\d+(?:[\s().\-/]{1,2}\d+)*")
+_DIGIT_RUN = re.compile(r"(?<![\w.\-])[#+]?\(?\d+(?:[\s().\-/]{1,2}\d+)*")
+_DECIMAL = re.compile(r"\d+[.,]\d+")
 _DATE = re.compile(r"\d{1,4}[./-]\d{1,2}[./-]\d{2,4}")
-_VERSION = re.compile(r"v?\d+\.\d+\.\d+|v\d+(?:\.\d+)+", re.IGNORECASE)
+_VERSION = re.compile(r"\bv?\d+\.\d+\.\d+\b|\bv\d+(?:\.\d+)+\b", re.IGNORECASE)
+_CODE = re.compile(r"\b\d{4} ?[A-Z]{2}\b|\b[A-Z][A-Z0-9]{1,9}-\d{2,}\b")
 
 
 def has_identifier(text: str) -> bool:
     """Whether ``text`` gives a contact detail or an identifier (see the shapes above)."""
-    if _LINK.search(text):
+    if _LINK.search(text) or _CODE.search(text) or _VERSION.search(text):
         return True
     for match in _DIGIT_RUN.finditer(text):
-        run = match.group(0)
-        digits = sum(c.isdigit() for c in run)
-        if digits >= 5 or (run.startswith("#") and digits >= 3) or _DATE.fullmatch(run.strip("#+( ")):
+        run = match.group(0).strip()
+        if _DECIMAL.fullmatch(run):  # 3.14159, 1,5
+            continue
+        groups = [len(g) for g in re.findall(r"\d+", run)]
+        if (sum(groups) >= 5 and max(groups) >= 3) or (run.startswith("#") and sum(groups) >= 2) \
+                or _DATE.fullmatch(run.strip("#+( ")):
             return True
-    return bool(_VERSION.search(text))
+    return False
 
 
 def identifier_message(text: str) -> bool:
