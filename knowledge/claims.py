@@ -232,7 +232,8 @@ def _judge(claim: str, vector: _Lazy, source: Source, embedder: Embedder,
     if missing:
         return "number", ", ".join(missing)
     named = _names(claim, owner)
-    names = _translated_away(claim, [n for n in named if not source.has_name(n)], source)
+    names = _translated_away(claim, [n for n in named if not source.has_name(n)], source.phrase_text, source.words,
+                             named)
     if names:
         return "name", ", ".join(names)
     if quoted:
@@ -255,28 +256,38 @@ def _judge(claim: str, vector: _Lazy, source: Source, embedder: Embedder,
     return None
 
 
-def _translated_away(claim: str, names: list[str], source: Source) -> list[str]:
-    """``names`` less the words of an institution, degree or field that the source writes in
-    another form ("Delft University of Technology" where it says "TU Delft", "Applied
-    Mathematics" for "Toegepaste Wiskunde": ``text.counterparts.phrase_groups``); the name's own
-    part ("Delft") must still be there."""
+def _translated_away(claim: str, names: list[str], text: str, words: set[str],
+                     named: list[str] | None = None) -> list[str]:
+    """``names`` less the words of an institution, degree, field or day that ``text`` (lower-case
+    words between spaces, ``words`` their set: the document, or the part of it a check reads)
+    writes in another form ("Delft University of Technology" where it says "TU Delft", "Applied
+    Mathematics" for "Toegepaste Wiskunde": ``text.counterparts.phrase_groups``). The name's own
+    part ("Delft") must still be there, and a form of two letters ("tu") counts only
+    beside another of the claim's names (``named``, default ``names``: "TU Delft")."""
     if not names:
         return names
     said = f" {' '.join(topics.words(claim))} "
+    own = {n.lower() for n in (named or names)}
     covered: set[str] = set()
     for group in phrase_groups():
         here = [form for form in group if f" {form} " in said]
-        if here and any(_writes(source, form) for form in group):
+        if not here:
+            continue
+        beside = own - {w for form in here for w in form.split()}
+        if any(_writes(text, words, form, beside) for form in group if form not in here):
             covered.update(word for form in here for word in form.split())
     return [n for n in names if n.lower() not in covered]
 
 
-def _writes(source: Source, form: str) -> bool:
-    """Whether the source writes ``form``: the phrase, or a one-word form opening a compound
-    ("zaterdag" in "zaterdagochtend", "informatica" in "informaticaopleiding")."""
-    if f" {form} " in source.phrase_text:
+def _writes(text: str, words: set[str], form: str, beside: set[str]) -> bool:
+    """Whether ``text`` writes ``form``: the phrase, or a one-word form opening a compound
+    ("zaterdag" in "zaterdagochtend", "informatica" in "informaticaopleiding"); a short form
+    only next to one of the names in ``beside``."""
+    if len(form) <= 2:
+        return any(f" {form} {n} " in text or f" {n} {form} " in text for n in beside)
+    if f" {form} " in text:
         return True
-    return " " not in form and len(form) >= 5 and any(w.startswith(form) for w in source.words)
+    return " " not in form and len(form) >= 5 and any(w.startswith(form) for w in words)
 
 
 def _apart(claim: str, owner: str, source: Source, nearest: set[int]) -> list[str]:
@@ -286,12 +297,15 @@ def _apart(claim: str, owner: str, source: Source, nearest: set[int]) -> list[st
     previous employer's city)."""
     window = {j for i in nearest for j in (i - 1, i, i + 1) if 0 <= j < len(source.sentences)}
     words = source.subject.union(*(source.near_words[j] for j in window))
-    return [n for n in _translated_away(claim, _names(claim, owner), source) if not _has(words, n)]
+    # a translated institution or field counts only where these sentences write it
+    text = f" {' '.join(topics.words(' '.join([source.title, *(source.sentences[j] for j in sorted(window))])))} "
+    return [n for n in _translated_away(claim, _names(claim, owner), text, words) if not _has(words, n)]
 
 
 def _names(claim: str, owner: str) -> list[str]:
     """The names a claim states: capitalised words inside it (not its first word), acronyms and
-    words with digits; not the owner's name or pronouns, months, days or function words."""
+    words with digits, days among them; not the owner's name or pronouns, months or function
+    words."""
     # days are names: one the source lacks is flagged ("on Mondays" where it says "donderdag"), in
     # the other language through text.counterparts.phrase_groups
     skip = owner_references(owner) | shared().words("calendar.months")

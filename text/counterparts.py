@@ -63,36 +63,34 @@ def _base(word: str) -> str:
 _PHRASES = """
 university = universiteit | university of technology = technische universiteit = tu
 university of applied sciences = hogeschool | applied sciences = toegepaste wetenschappen
-secondary school = high school = middelbare school | school = school | institute = instituut
-academy = academie | faculty = faculteit | department = afdeling = vakgroep | graduate school = graduate school
+secondary school = high school = middelbare school | institute = instituut | academy = academie
+faculty = faculteit | department = afdeling = vakgroep
 computer science = informatica = technische informatica | information science = informatiekunde
-artificial intelligence = kunstmatige intelligentie | data science = data science
-mathematics = wiskunde | applied mathematics = toegepaste wiskunde | statistics = statistiek
-physics = natuurkunde | applied physics = technische natuurkunde | chemistry = scheikunde
-biology = biologie | economics = economie | econometrics = econometrie
-business administration = bedrijfskunde | business economics = bedrijfseconomie | law = rechten = rechtsgeleerdheid
-medicine = geneeskunde | psychology = psychologie | sociology = sociologie | history = geschiedenis
+artificial intelligence = kunstmatige intelligentie | mathematics = wiskunde
+applied mathematics = toegepaste wiskunde | statistics = statistiek | physics = natuurkunde
+applied physics = technische natuurkunde | chemistry = scheikunde | biology = biologie
+economics = economie | econometrics = econometrie | business administration = bedrijfskunde
+business economics = bedrijfseconomie | law = rechtsgeleerdheid | medicine = geneeskunde
+psychology = psychologie | sociology = sociologie | history = geschiedenis
 philosophy = filosofie = wijsbegeerte | linguistics = taalkunde = taalwetenschap | communication = communicatie
 electrical engineering = elektrotechniek | mechanical engineering = werktuigbouwkunde
 civil engineering = civiele techniek | industrial design = industrieel ontwerpen | architecture = bouwkunde
-aerospace engineering = luchtvaart- en ruimtevaarttechniek | industrial engineering = technische bedrijfskunde
-bachelor = bachelor | master = master | doctorate = phd = promotie = doctoraat
+industrial engineering = technische bedrijfskunde | doctorate = phd = doctoraat
 ministry = ministerie | municipality = gemeente | city council = gemeenteraad | province = provincie
 chamber of commerce = kamer van koophandel = kvk | tax authority = belastingdienst | hospital = ziekenhuis
-foundation = stichting | association = vereniging | cooperative = coöperatie | court = rechtbank
-vat = btw | ltd = bv | inc = bv | ngo = ngo
+foundation = stichting | association = vereniging | cooperative = coöperatie | court = rechtbank | vat = btw
 monday = mondays = maandag = maandagen = maandags | tuesday = tuesdays = dinsdag = dinsdagen = dinsdags
 wednesday = wednesdays = woensdag = woensdagen = woensdags | thursday = thursdays = donderdag = donderdagen = donderdags
 friday = fridays = vrijdag = vrijdagen = vrijdags | saturday = saturdays = zaterdag = zaterdagen = zaterdags
 sunday = sundays = zondag = zondagen = zondags
 """
-_PHRASE_GROUPS: list[tuple[str, ...]] = [
+_PHRASE_GROUPS: tuple[tuple[str, ...], ...] = tuple(
     tuple(" ".join(form.split()) for form in group.split("="))
     for line in _PHRASES.strip().splitlines() for group in line.split("|")
-]
+)
 
 
-def phrase_groups() -> list[tuple[str, ...]]:
-    """The translated forms of institutions, degrees and fields (lower case, words joined by one
-    space), one tuple per group, longest phrases first."""
-    return sorted(_PHRASE_GROUPS, key=lambda g: -max(len(f.split()) for f in g))
+def phrase_groups() -> tuple[tuple[str, ...], ...]:
+    """The translated forms of institutions, degrees, fields and days (lower case, words joined by
+    one space), one tuple per group."""
+    return _PHRASE_GROUPS

@@ -134,6 +134,8 @@ def test_a_name_translated_with_its_institution_field_or_day_is_the_documents(se
     ("He studied Computer Science at Delft University of Technology.", "name"),  # its own part must be there
     ("He works for the Municipality of Breda on Fridays.", "name"),
     ("He studied Business Administration at Tilburg University and at Harvard.", "name"),
+    # "TU" counts for "University of Technology" only beside the claim's own name: "TU Eindhoven"
+    ("He studied Computer Science at Tilburg University of Technology.", "name"),
 ])
 def test_a_translated_institution_keeps_its_own_name_and_a_wrong_field_or_day_is_caught(sentence, reason, e5):
     found = check_dutch(sentence, e5)
