@@ -27,7 +27,7 @@ from chat.models import (
 from chat.selectors import open_question_groups, question_before, why_context
 from chat.services import questions_put_aside
 from ops.access import staff_may_read
-from twinsite.admin_base import ReadOnlyAdmin, id_list, why_link
+from twinsite.admin_base import ReadOnlyAdmin, ReadOnlyInline, id_list, why_link
 
 
 class TraceDetailAdmin(ReadOnlyAdmin):
@@ -44,18 +44,12 @@ def _trace_id(message: Message) -> int | None:
     return trace.pk if trace is not None else None
 
 
-class MessageInline(admin.TabularInline):
+class MessageInline(ReadOnlyInline):
     model = Message
     fields = ("created_at", "role", "content", "citations", "why")
-    readonly_fields = fields
-    extra = 0
-    can_delete = False
 
     def get_queryset(self, request):
         return super().get_queryset(request).select_related("trace")
-
-    def has_add_permission(self, request, obj=None) -> bool:
-        return False
 
     @admin.display(description="why")
     def why(self, obj) -> str:

@@ -10,7 +10,7 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
 from digest.models import DigestDay, DigestLink, NoticeDelivery, OwnerNotice
-from twinsite.admin_base import ReadOnlyAdmin
+from twinsite.admin_base import ReadOnlyAdmin, ReadOnlyInline
 
 
 @admin.register(DigestDay)
@@ -27,15 +27,9 @@ class DigestLinkAdmin(ReadOnlyAdmin):
     exclude = ("nonce_sha256",)
 
 
-class NoticeDeliveryInline(admin.TabularInline):
+class NoticeDeliveryInline(ReadOnlyInline):
     model = NoticeDelivery
     fields = ("channel", "target", "status", "attempts", "sent_at", "next_attempt_at", "last_error")
-    readonly_fields = fields
-    extra = 0
-    can_delete = False
-
-    def has_add_permission(self, request, obj=None) -> bool:
-        return False
 
 
 @admin.register(OwnerNotice)

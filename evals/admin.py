@@ -16,7 +16,7 @@ from evals.selectors import Point, score_series
 from evals.tasks import eval_run_task
 from ops.models import Job
 from ops.services import JobBusy, job_start
-from twinsite.admin_base import ReadOnlyAdmin
+from twinsite.admin_base import ReadOnlyAdmin, ReadOnlyInline
 
 PALETTE = ("#417690", "#c0392b", "#27ae60", "#8e44ad", "#d35400", "#2c3e50")
 
@@ -27,15 +27,9 @@ def _trace_link(case: EvalCase) -> str:
     return format_html('<a href="{}">trace</a>', reverse("admin:chat_agenttrace_change", args=[case.trace_id]))
 
 
-class EvalCaseInline(admin.TabularInline):
+class EvalCaseInline(ReadOnlyInline):
     model = EvalCase
     fields = ("case_id", "lang", "question", "passed", "expected_summary", "actual_summary", "trace")
-    readonly_fields = fields
-    extra = 0
-    can_delete = False
-
-    def has_add_permission(self, request, obj=None) -> bool:
-        return False
 
     @admin.display(description="expected")
     def expected_summary(self, obj: EvalCase) -> str:

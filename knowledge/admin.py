@@ -35,18 +35,12 @@ from knowledge.tasks import knowledge_import_task, knowledge_sync_task
 from ops.models import Job
 from ops.services import JobBusy, job_start
 from text.language import detect_language
-from twinsite.admin_base import ReadOnlyAdmin, id_list
+from twinsite.admin_base import ReadOnlyAdmin, ReadOnlyInline, id_list
 
 
-class ChunkInline(admin.TabularInline):
+class ChunkInline(ReadOnlyInline):
     model = KnowledgeChunk
     fields = ("ordinal", "heading_path", "text", "embed_model", "content_hash")
-    readonly_fields = fields
-    extra = 0
-    can_delete = False
-
-    def has_add_permission(self, request, obj=None) -> bool:
-        return False
 
 
 class ImportForm(forms.Form):

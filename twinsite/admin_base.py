@@ -19,6 +19,20 @@ class ReadOnlyAdmin(admin.ModelAdmin):
         return False
 
 
+class ReadOnlyInline(admin.TabularInline):
+    """Rows shown under their parent, as read-only as ``ReadOnlyAdmin``: its ``fields``, nothing
+    added, changed or deleted."""
+
+    extra = 0
+    can_delete = False
+
+    def get_readonly_fields(self, request, obj=None):
+        return self.fields
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
 def why_link(trace_id: int | None) -> str:
     """One click from a row to the turn's "why" view (the AgentTrace page renders chat/why.html)."""
     if trace_id is None:
