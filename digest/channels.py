@@ -27,6 +27,8 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
+from digest.selectors import excerpt
+
 TIMEOUT = httpx.Timeout(10.0, connect=5.0)  # per step: connecting, sending, each read
 DEADLINE = 15.0  # seconds for the whole POST: a receiver that trickles its answer is cut off too
 MESSAGE_CHARS = 1500  # of a visitor's message in a push notice; the e-mail and the admin have it whole
@@ -66,17 +68,12 @@ def describe_error(exc: Exception) -> str:
 
 # --- e-mail ------------------------------------------------------------------------------------
 
-def _one_line(text: str, limit: int = 60) -> str:
-    text = " ".join(str(text or "").split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def email_subject(content: dict) -> str:
     requests = content["requests"]
     if content["kind"] == "test":
         return _("Test notice from your digital twin")
     if len(requests) == 1 and not content["more"]:
-        name = _one_line(requests[0]["visitor_name"]) or _("A visitor")
+        name = excerpt(requests[0]["visitor_name"], 60) or _("A visitor")
         return _("%(name)s asks to reach you through your digital twin") % {"name": name}
     total = len(requests) + content["more"]
     return ngettext("%(n)d contact request waits for you", "%(n)d contact requests wait for you", total) % {"n": total}
@@ -104,15 +101,11 @@ def _short(text: str) -> str:
     return _cut(str(text or "").strip(), MESSAGE_CHARS)
 
 
-def _title(content: dict) -> str:
-    return email_subject(content)
-
-
 def json_document(content: dict) -> dict:
     keys = ("id", "visitor_name", "visitor_email", "message", "admin_url", "approve_url", "reject_url")
     return {
         "id": content["id"], "type": "test" if content["kind"] == "test" else "contact_requests",
-        "created_at": content["created_at"].isoformat(), "owner": content["owner"], "title": _title(content),
+        "created_at": content["created_at"].isoformat(), "owner": content["owner"], "title": email_subject(content),
         "admin_url": content["admin_url"], "more": content["more"],
         "requests": [{**{k: r[k] for k in keys}, "created_at": r["created_at"].isoformat(),
                       "expires_at": r["expires_at"].isoformat()} for r in content["requests"]],
@@ -144,7 +137,7 @@ def ntfy_document(content: dict, topic: str) -> dict:
     message = "\n\n".join(_plain_lines(content)).encode()
     if len(message) > NTFY_MESSAGE_BYTES:
         message = message[: NTFY_MESSAGE_BYTES - 3] + "…".encode()
-    return {"topic": topic, "title": _title(content), "message": message.decode(errors="ignore"),
+    return {"topic": topic, "title": email_subject(content), "message": message.decode(errors="ignore"),
             "tags": ["envelope"], "priority": 4, "click": content["admin_url"], "actions": actions}
 
 
@@ -154,12 +147,13 @@ def _slack_escape(text: str) -> str:
 
 
 def slack_document(content: dict) -> dict:
-    blocks: list[dict] = [{"type": "header", "text": {"type": "plain_text", "text": _one_line(_title(content), 150)}}]
+    title = email_subject(content)
+    blocks: list[dict] = [{"type": "header", "text": {"type": "plain_text", "text": excerpt(title, 150)}}]
     if content["kind"] == "test":
         blocks.append({"type": "section", "text": {"type": "plain_text", "text": _plain_lines(content)[0]}})
     for r in content["requests"]:
-        who = _slack_escape(_one_line(r["visitor_name"] or _("A visitor"), 200))
-        email = _slack_escape(_one_line(r["visitor_email"] or "-", 300))
+        who = _slack_escape(excerpt(r["visitor_name"] or _("A visitor"), 200))
+        email = _slack_escape(excerpt(r["visitor_email"] or "-", 300))
         quoted = "\n".join("> " + line for line in _slack_escape(r["message"]).splitlines() or [""])
         text = _cut(f"*{who}* ({email})\n{quoted}", SLACK_SECTION_CHARS)
         # verbatim: Slack leaves a visitor's "@channel" and addresses as they are written
@@ -176,7 +170,7 @@ def slack_document(content: dict) -> dict:
         footer = _plain_lines(content)[-1]
     blocks.append({"type": "context", "elements": [
         {"type": "mrkdwn", "text": f"<{content['admin_url']}|{_slack_escape(footer)}>"}]})
-    return {"text": _slack_escape(_title(content)), "blocks": blocks}
+    return {"text": _slack_escape(title), "blocks": blocks}
 
 
 def webhook_request(content: dict) -> tuple[str, bytes, dict[str, str]]:

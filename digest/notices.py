@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
-import hashlib
-import hmac
 import logging
 from dataclasses import dataclass, field
 
@@ -34,6 +32,7 @@ from django.db import connection, transaction
 from django.db.models import Max, Q
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.crypto import salted_hmac
 
 from approvals.models import PendingApproval
 from digest import channels
@@ -101,11 +100,10 @@ def untold(now: dt.datetime):
 
 
 def _nonce(notice_id, approval_id: int, decision: str) -> str:
-    """A link's nonce, derived again for every attempt of the notice (a keyed hash: nobody
-    without SECRET_KEY can derive it; the database keeps only its hash, as for every link)."""
-    mac = hmac.new(settings.SECRET_KEY.encode(), f"twinsite.notice:{notice_id}:{approval_id}:{decision}".encode(),
-                   hashlib.sha256).digest()
-    return base64.urlsafe_b64encode(mac[:18]).decode()
+    """A link's nonce, derived again for every attempt of the notice (keyed by SECRET_KEY: nobody
+    without it can derive it; the database keeps only its hash, as for every link)."""
+    mac = salted_hmac("twinsite.notice.link", f"{notice_id}:{approval_id}:{decision}", algorithm="sha256")
+    return base64.urlsafe_b64encode(mac.digest()[:18]).decode()
 
 
 def _target(channel: str) -> str:

@@ -38,7 +38,8 @@ def _absolute(path: str) -> str:
     return settings.TWIN_SITE_URL + path
 
 
-def _excerpt(text: str, limit: int = 160) -> str:
+def excerpt(text: str, limit: int = 160) -> str:
+    """``text`` on one line, cut to ``limit`` characters with an ellipsis."""
     text = " ".join((text or "").split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
@@ -72,8 +73,8 @@ def unanswered_groups(since: dt.datetime, until: dt.datetime) -> tuple[int, list
     """The period's unanswered questions grouped as the admin groups them (``question_groups``),
     largest first, shortened for an e-mail."""
     total, groups = question_groups(since=since, until=until, open_only=False)
-    return total, [{**g, "question": _excerpt(g["question"]),
-                    "examples": [_excerpt(e) for e in g["examples"] if e != g["question"]]}
+    return total, [{**g, "question": excerpt(g["question"]),
+                    "examples": [excerpt(e) for e in g["examples"] if e != g["question"]]}
                    for g in groups[:QUESTION_GROUPS]]
 
 
@@ -109,8 +110,8 @@ def feedback(since: dt.datetime, until: dt.datetime) -> dict:
     for row in sorted(rows, key=lambda f: (not f.comment, f.rating)):
         turn = getattr(row.message, "turn", None)
         question = turn.user_message.content if turn and turn.user_message else ""
-        items.append({"rating": row.rating, "comment": _excerpt(row.comment, 300), "question": _excerpt(question),
-                      "answer": _excerpt(row.message.content)})
+        items.append({"rating": row.rating, "comment": excerpt(row.comment, 300), "question": excerpt(question),
+                      "answer": excerpt(row.message.content)})
     return {"up": counts["up"], "down": counts["down"], "items": items}
 
 
@@ -124,9 +125,9 @@ def flagged_turns(since: dt.datetime, until: dt.datetime) -> tuple[int, list[dic
     for turn in query.select_related("user_message", "trace").order_by("-created_at")[:FLAGGED_ROWS]:
         trace = getattr(turn, "trace", None)
         items.append({
-            "created_at": turn.created_at, "question": _excerpt(turn.user_message.content if turn.user_message else ""),
+            "created_at": turn.created_at, "question": excerpt(turn.user_message.content if turn.user_message else ""),
             "hallucination_risk": turn.hallucination_risk,
-            "unknown_citations": [_excerpt(str(c), 80) for c in turn.unknown_citations or []],
+            "unknown_citations": [excerpt(str(c), 80) for c in turn.unknown_citations or []],
             "trace_url": _absolute(reverse("admin:chat_agenttrace_change", args=[trace.pk])) if trace else None,
         })
     return total, items
