@@ -70,12 +70,14 @@ class Source:
         self.pieces = [(s, i) for i, s in enumerate(sentences)]
         self.pieces += [(c, i) for i, s in enumerate(sentences) for c in _clauses(s)]
         self.sentences = sentences
-        self.words = set(topics.words(f"{title}\n{body}"))
-        self.phrase_text = f" {' '.join(topics.words(f'{title} {body}'))} "  # for phrase lookups
+        every = topics.words(f"{title}\n{body}")
+        self.words = set(every)
+        self.phrase_text = f" {' '.join(every)} "  # for phrase lookups
         # what the document is about (its title, its headings) holds for each of its sentences
         self.subject = set(topics.words(" ".join([title, *re.findall(r"^#+\s*(.+)$", body, re.MULTILINE)])))
         self.quantities = quantities(f"{title}\n{body}")
-        self.near_words = [set(topics.words(s)) for s in sentences]
+        self.sentence_words = [topics.words(s) for s in sentences]
+        self.near_words = [set(words) for words in self.sentence_words]
         self.near_quantities = [quantities(s) for s in sentences]
         self.negated = {text: _negates(text) for text, _ in self.pieces}
         self.piece_stems = [_stems(text) for text, _ in self.pieces]
@@ -298,7 +300,7 @@ def _apart(claim: str, owner: str, source: Source, nearest: set[int]) -> list[st
     window = {j for i in nearest for j in (i - 1, i, i + 1) if 0 <= j < len(source.sentences)}
     words = source.subject.union(*(source.near_words[j] for j in window))
     # a translated institution or field counts only where these sentences write it
-    text = f" {' '.join(topics.words(' '.join([source.title, *(source.sentences[j] for j in sorted(window))])))} "
+    text = f" {' '.join(topics.words(source.title) + [w for j in sorted(window) for w in source.sentence_words[j]])} "
     return [n for n in _translated_away(claim, _names(claim, owner), text, words) if not _has(words, n)]
 
 

@@ -72,33 +72,24 @@ class Command(BaseCommand):
 
     @staticmethod
     def _sweep_forever(stop: threading.Event) -> None:
-        while True:  # a sweep at start picks up what a restart left behind
-            try:
-                close_old_connections()
-                # turns first: a dead turn's reservations are charged and linked to its record
-                counts = turns_sweep() | approvals_sweep() | {"expired_reservations": reservations_expire(),
-                                                              "old_rate_counters": counters_purge()}
-                if any(counts.values()):
-                    log.info("sweep: %s", counts)
-            except Exception:  # the database may be away; the next sweep tries again
-                log.exception("approvals sweep failed")
-            if stop.wait(settings.TWIN_WORKER_SWEEP_SECONDS):
-                return
+        def sweep() -> None:  # a sweep at start picks up what a restart left behind
+            # turns first: a dead turn's reservations are charged and linked to its record
+            counts = turns_sweep() | approvals_sweep() | {"expired_reservations": reservations_expire(),
+                                                          "old_rate_counters": counters_purge()}
+            if any(counts.values()):
+                log.info("sweep: %s", counts)
+
+        _every(stop, settings.TWIN_WORKER_SWEEP_SECONDS, sweep, "approvals sweep")
 
     @staticmethod
     def _notices_forever(stop: threading.Event) -> None:
         """Every NOTICE_POLL_SECONDS: bundle what waits into a notice and send what is due (a
         request reaches the owner within about that, plus the receiver's time)."""
-        while True:
-            try:
-                close_old_connections()
-                report = notices_run()
-                for delivery, outcome in report.sent:
-                    log.info("owner notice %s by %s: %s", delivery.notice_id, delivery.channel, outcome)
-            except Exception:  # the database may be away; the next round tries again
-                log.exception("owner notices failed")
-            if stop.wait(NOTICE_POLL_SECONDS):
-                return
+        def notices() -> None:
+            for delivery, outcome in notices_run().sent:
+                log.info("owner notice %s by %s: %s", delivery.notice_id, delivery.channel, outcome)
+
+        _every(stop, NOTICE_POLL_SECONDS, notices, "owner notices")
 
     @staticmethod
     def _housekeeping_forever(stop: threading.Event) -> None:
@@ -106,19 +97,30 @@ class Command(BaseCommand):
         every TWIN_PURGE_INTERVAL (several workers may purge at once: each batch locks its rows);
         the digest goes out once a day, at or after TWIN_DIGEST_TIME."""
         next_purge = time.monotonic()
-        while True:
-            try:
-                close_old_connections()
-                jobs_fail_stale()
-                if settings.TWIN_PURGE_INTERVAL and time.monotonic() >= next_purge:
-                    counts = retention_purge() | {"old_owner_notices": notices_purge()}
-                    next_purge = time.monotonic() + settings.TWIN_PURGE_INTERVAL  # a failure retries soon
-                    if any(counts.values()):
-                        log.info("retention purge: %s", counts)
-                # at TWIN_DIGEST_TIME, once a day across workers (digest.services: the day's row)
-                if (outcome := digest_scheduled()) is not None:
-                    log.info("owner's digest: %s", outcome)
-            except Exception:  # the database may be away; the next round tries again
-                log.exception("housekeeping failed")
-            if stop.wait(60):
-                return
+
+        def housekeeping() -> None:
+            nonlocal next_purge
+            jobs_fail_stale()
+            if settings.TWIN_PURGE_INTERVAL and time.monotonic() >= next_purge:
+                counts = retention_purge() | {"old_owner_notices": notices_purge()}
+                next_purge = time.monotonic() + settings.TWIN_PURGE_INTERVAL  # a failure retries soon
+                if any(counts.values()):
+                    log.info("retention purge: %s", counts)
+            # at TWIN_DIGEST_TIME, once a day across workers (digest.services: the day's row)
+            if (outcome := digest_scheduled()) is not None:
+                log.info("owner's digest: %s", outcome)
+
+        _every(stop, 60, housekeeping, "housekeeping")
+
+
+def _every(stop: threading.Event, seconds: float, step, what: str) -> None:
+    """Run ``step`` now and every ``seconds`` until ``stop``, each time on a fresh connection; a
+    failure (the database may be away) is logged and the next round tries again."""
+    while True:
+        try:
+            close_old_connections()
+            step()
+        except Exception:
+            log.exception("%s failed", what)
+        if stop.wait(seconds):
+            return
