@@ -2,48 +2,62 @@
 
 A claim is *supported* by its cited document when all of these hold:
 - every number, amount, percentage, year, date and duration in it is in the document, equal
-  after normalisation (``text.numbers``: ``1,100`` = ``1.100``, "two days" = "twee dagen");
+  after normalisation (``text.numbers``: ``1,100`` = ``1.100``, "two days" = "twee dagen", "1.9k");
 - every name in it (a capitalised word inside the sentence, an acronym, a word with digits) is in
   the document, in the other language's spelling too (``text.counterparts``) and inflected
   ("Zwolle" in "Zwolse");
+- in the document's own language, most of its content words are words the document writes
+  (``NOVEL_WORDS``, ``NOVEL_SHARE``): an invented fact brings words of its own;
 - its meaning is close to one sentence of the document: the primary model's cosine (multilingual,
   so an English claim may cite a Dutch page) at least ``MEANING_FLOOR``, chosen on the
   development set (``evals/data/claims.jsonl``, ``manage.py eval_claims``);
-- and the nearest sentence does not plainly contradict it: one of the two negates
-  ("not", "geen", "never") and the other does not.
+- it contradicts no sentence plainly: neither the nearest sentence with its sense turned round
+  ("not", "geen", "never"; a list item under a heading such as "What I don't take on" says the
+  heading's "not"), nor a negating sentence whose every content word the claim writes without
+  the negation;
+- its names and numbers stand beside what it says: in the sentences nearest it (a number also in
+  a sentence that shares a word with what the claim writes beside it), not in another fact of the
+  document ("at Kantara Logistics in Leeds" where Leeds is the previous employer's city).
 
 A claim several documents are cited for is supported when one of them, or all of them read as
-one, supports it (the offline twin quotes a sentence of each under one pair of citations). The checker
-reads the document's own text (its front matter aside), so a fact from another document, a
-changed number, an invented name or a negation under a real citation are caught; a paraphrase the
-model cannot see as close, or a fact spread over two sentences, may be flagged wrongly: measured,
-per kind and language, in docs/ARCHITECTURE.md ("Claims checked against their sources").
+one, supports it (the offline twin quotes a sentence of each under one pair of citations). The
+checker reads the document's own text (its front matter aside, ``knowledge.cited``); a paraphrase
+the model cannot see as close, or a fact spread over two sentences, may be flagged wrongly:
+measured, per kind and language, in docs/ARCHITECTURE.md ("Claims checked against their sources").
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
+from knowledge.cited import NEGATION_STEMS, Source, clauses, has_name_in, negates, stems
 from knowledge.embedders import Embedder
 from knowledge.translation import cached_vectors
 from text import topics
-from text.counterparts import counterparts, phrase_groups
+from text.counterparts import phrase_groups
+from text.language import detect_language
 from text.lexicon import owner_references, shared
-from text.numbers import quantities
+from text.numbers import quantities, shown
 from text.sentences import split_sentences
 
 MEANING_FLOOR = 0.83
 NEGATION_NEAR = 0.85  # a nearest clause this close says the same thing, so a negation turns it round
 NEGATION_OVERLAP = 0.7  # the same, read from the words: this share of the claim's content words
 LEXICAL_ENOUGH = 0.7  # a piece holding this share of a claim's content words places it without the model
+NOVEL_WORDS, NOVEL_SHARE = 3, 0.5  # a claim this new to its document says something else (development set)
 NEAREST = 2  # the sentences nearest a claim in meaning, whose neighbourhood must hold its names and numbers
 _NAME = re.compile(r"(?<=[\s(\"'\u201c\u2018])(?:[A-Z][\w'\u2019&-]*|[\w-]*\d[\w-]*[A-Za-z][\w-]*)")
 _CITATION = re.compile(r"\[source:\s*([^\]\n]+?)\s*\]")
 _AFTER_CITATION = re.compile(r"(\[source:[^\]\n]+\])[ \t]+(?=[A-Z0-9(\"'\u201c])")
 _LEADING_CITATIONS = re.compile(r"^(?:\s*\[source:[^\]\n]+\])+\s*")
+# a model's lead-in that names where it read the claim ("According to her CV, ...", "Volgens zijn
+# website ..."): no claim of its own, and "CV" is no name the document must write
+_ATTRIBUTION = re.compile(r"^(?:according to|as (?:stated|noted|listed|mentioned|described) (?:in|on)|volgens|zoals)"
+                          r"\s+[^,\d]{1,40}?,\s*", re.IGNORECASE)
 _cache: dict[tuple[str, str], np.ndarray] = {}
 
 
@@ -57,58 +71,6 @@ class Unsupported:
 
     def as_event(self) -> dict:
         return {"sentence": self.sentence, "title": self.title, "reason": self.reason, "detail": self.detail}
-
-
-class Source:
-    """A cited document as the checker reads it: its sentences and their clauses (a claim often
-    says one part of a long sentence), words, names and quantities."""
-
-    def __init__(self, title: str, body: str) -> None:
-        self.title, self.body = title, body
-        sentences = split_sentences(body) or [body]
-        # each piece: (text, index of its sentence); a sentence's clauses after the sentence
-        self.pieces = [(s, i) for i, s in enumerate(sentences)]
-        self.pieces += [(c, i) for i, s in enumerate(sentences) for c in _clauses(s)]
-        self.sentences = sentences
-        every = topics.words(f"{title}\n{body}")
-        self.words = set(every)
-        self.phrase_text = f" {' '.join(every)} "  # for phrase lookups
-        # what the document is about (its title, its headings) holds for each of its sentences
-        self.subject = set(topics.words(" ".join([title, *re.findall(r"^#+\s*(.+)$", body, re.MULTILINE)])))
-        self.quantities = quantities(f"{title}\n{body}")
-        self.sentence_words = [topics.words(s) for s in sentences]
-        self.near_words = [set(words) for words in self.sentence_words]
-        self.near_quantities = [quantities(s) for s in sentences]
-        self.negated = {text: _negates(text) for text, _ in self.pieces}
-        self.piece_stems = [_stems(text) for text, _ in self.pieces]
-
-    def has_name(self, name: str) -> bool:
-        return _has(self.words, name)
-
-
-def _has(words: set[str], name: str) -> bool:
-    """Whether ``words`` hold a name: as written, in the other language (``text.counterparts``) or
-    inflected ("Groningen" in "Groningse", "Nederlandse" for "Nederland")."""
-    word = name.lower().strip("'\u2019-").removesuffix("'s").removesuffix("\u2019s")
-    if word in words or counterparts(word) & words:
-        return True
-    if any(word in w.split("-") for w in words if "-" in w):  # "LLM" in "llm-toepassing"
-        return True
-    if len(word) < 5:  # an acronym or a short name: its plural or possessive only ("VLANs")
-        return any(w.startswith(word) and len(w) <= len(word) + 2 for w in words if w[:1] == word[:1])
-    stem = word[:max(4, len(word) - 3)]
-    return len(word) >= 5 and any(w.startswith(stem) or word.startswith(w[:max(4, len(w) - 3)])
-                                  for w in words if len(w) >= 4 and w[0] == word[0])
-
-
-_CLAUSE = re.compile(r"[;:]\s+|,\s+(?=(?:and|but|which|who|where|while|en|maar|die|dat|waar|terwijl)\b)|"
-                     r"\s+(?:and|en)\s+(?=[a-z]+(?:ed|de|te|t)\b)")
-
-
-def _clauses(sentence: str) -> list[str]:
-    """A long sentence's clauses, each of three words or more (a sentence of one clause: none)."""
-    parts = [p.strip() for p in _CLAUSE.split(sentence)]
-    return [p for p in parts if len(p.split()) >= 3] if len(parts) > 1 else []
 
 
 def claims(answer: str, framing: tuple[str, ...] = ()) -> list[tuple[str, list[str], str]]:
@@ -131,7 +93,7 @@ def claims(answer: str, framing: tuple[str, ...] = ()) -> list[tuple[str, list[s
         text = _CITATION.sub(" ", sentence)
         for frame in framing:
             text = text.replace(frame, " ")
-        text = " ".join(text.split()).strip()
+        text = _ATTRIBUTION.sub("", " ".join(text.split()).strip())
         if titles and len(topics.words(text)) >= 3:
             out.append((text, titles, sentence))
     return out
@@ -212,7 +174,7 @@ def _nearness(claim: str, vector: _Lazy, source: Source, embedder: Embedder,
     least ``LEXICAL_ENOUGH`` of them; else the model's cosine (a claim in the other language, or
     in other words). The claim's names place nothing: a name put beside the wrong fact would pull
     the sentence it came from nearer."""
-    words = _stems(claim) - _stems(" ".join(names))
+    words = stems(claim) - stems(" ".join(names))
     if words:
         shares = np.array([len(words & piece) / len(words) for piece in source.piece_stems])
         if shares.max() >= LEXICAL_ENOUGH:
@@ -220,10 +182,16 @@ def _nearness(claim: str, vector: _Lazy, source: Source, embedder: Embedder,
     return cached_vectors(_cache, embedder, [text for text, _ in source.pieces]) @ vector.get(), False
 
 
-def _stems(text: str) -> set[str]:
-    """A text's content words, each cut to its first six letters (a crude stem for both languages:
-    "engineers" and "engineering", "gebouwd" and "gebouwde")."""
-    return {w[:6] for w in topics.content_words(text) if len(w) >= 3}
+def _novel(claim: str, owner: str, source: Source) -> list[str]:
+    """The claim's content words the document writes nowhere, when they are at least
+    ``NOVEL_WORDS`` and ``NOVEL_SHARE`` of its content words: a claim in the document's language
+    that says mostly what the document does not (a paraphrase rewords some words, not most)."""
+    if detect_language(claim) != source.language:
+        return []
+    own = {w[:6] for w in owner_references(owner)}
+    said = [w for w in dict.fromkeys(topics.content_words(claim)) if len(w) >= 3 and w[:6] not in own]
+    novel = [w for w in said if w[:6] not in source.stems and not quantities(w).values]  # numbers are read as numbers
+    return novel if len(novel) >= NOVEL_WORDS and len(novel) >= NOVEL_SHARE * len(said) else []
 
 
 def _judge(claim: str, vector: _Lazy, source: Source, embedder: Embedder,
@@ -238,8 +206,14 @@ def _judge(claim: str, vector: _Lazy, source: Source, embedder: Embedder,
                              named)
     if names:
         return "name", ", ".join(names)
+    dropped = _negation_dropped(claim, source)
+    if dropped:
+        return "negation", f"the document: {dropped[:120]}"
     if quoted:
         return None  # it holds one of the document's sentences word for word, and no name or number of its own
+    novel = _novel(claim, owner, source)
+    if novel:
+        return "meaning", f"words the document does not write: {', '.join(novel)}"
     scores, lexical = _nearness(claim, vector, source, embedder, named)
     order = np.argsort(-scores, kind="stable")
     best = source.pieces[int(order[0])][1]
@@ -250,9 +224,11 @@ def _judge(claim: str, vector: _Lazy, source: Source, embedder: Embedder,
     same = [int(i) for i in order if source.pieces[int(i)][1] == best]
     piece = max(same, key=lambda i: (source.pieces[i][0] != source.sentences[best], scores[i]))
     text = source.pieces[piece][0]
-    if scores[piece] >= (NEGATION_OVERLAP if lexical else NEGATION_NEAR) and _negates(claim) != source.negated[text]:
+    sense = _sense(claim, text, source)
+    if sense is not None and scores[piece] >= (NEGATION_OVERLAP if lexical else NEGATION_NEAR) \
+            and sense != source.negated[text]:
         return "negation", f"nearest: {text[:120]}"
-    apart = _apart(claim, owner, source, {source.pieces[int(i)][1] for i in order[:NEAREST]})
+    apart = _apart(claim, owner, source, [source.pieces[int(i)][1] for i in order[:NEAREST]])
     if apart:
         return "combination", f"{', '.join(apart)}: in the document, not beside what the claim says"
     return None
@@ -292,16 +268,53 @@ def _writes(text: str, words: set[str], form: str, beside: set[str]) -> bool:
     return " " not in form and len(form) >= 5 and any(w.startswith(form) for w in words)
 
 
-def _apart(claim: str, owner: str, source: Source, nearest: set[int]) -> list[str]:
-    """The claim's names that none of the sentences nearest it in meaning (each with the sentences
-    beside it, and what the whole document is about: its title and headings) holds: true facts of
-    the document put together wrongly ("at Kantara Logistics in Leeds" where Leeds is the
-    previous employer's city)."""
-    window = {j for i in nearest for j in (i - 1, i, i + 1) if 0 <= j < len(source.sentences)}
+def _apart(claim: str, owner: str, source: Source, nearest: list[int]) -> list[str]:
+    """The claim's names and numbers that the document holds, but not beside what the claim says:
+    true facts of the document put together wrongly ("at Kantara Logistics in Leeds" where Leeds
+    is the previous employer's city, "from 52 to 34 incidents" where 52 and 34 are temperatures).
+
+    Each must stand in the sentences nearest the claim in meaning (with those next to them in
+    their paragraph, and what the whole document is about: its title and headings). A number may
+    also stand in a sentence (or next to one) that shares a word with what the claim writes beside
+    it: a claim may join two figures of one document. A claim in the other language than the
+    document is read by its names only: its words cannot place a number. (Names placed by the
+    words beside them were measured and dropped: three words either side place a wrong city.)"""
+    across = detect_language(claim) != source.language
+    # across languages the model places a claim less surely: the sentences next to the nearest
+    # count whatever their paragraph
+    window = source.beside(set(nearest), within_paragraph=not across)
     words = source.subject.union(*(source.near_words[j] for j in window))
     # a translated institution or field counts only where these sentences write it
     text = f" {' '.join(topics.words(source.title) + [w for j in sorted(window) for w in source.sentence_words[j]])} "
-    return [n for n in _translated_away(claim, _names(claim, owner), text, words) if not _has(words, n)]
+    names = [n for n in _translated_away(claim, _names(claim, owner), text, words) if not has_name_in(words, n)]
+    near = source.subject_quantities.union(*(source.near_quantities[j] for j in source.beside(set(nearest))))
+    values = quantities(claim).values - near.values
+    if across:
+        return names
+    tokens = claim.split()
+    apart = names
+    for value in sorted(values):
+        holding = {j for j, q in enumerate(source.near_quantities) if value in q.values}
+        if not _placed(tokens, lambda token, v=value: v in quantities(token).values, source, holding, values):
+            apart.append(shown(value))
+    return apart
+
+
+def _placed(tokens: list[str], written: Callable[[str], bool], source: Source, holding: set[int],
+            unplaced: frozenset[float]) -> bool:
+    """Whether a sentence that holds a name or number (``holding``), or one next to it in its
+    paragraph, shares a content word or another figure with the three words either side of where
+    the claim writes it (``written``: whether a token writes it); figures not placed themselves
+    (``unplaced``) place nothing."""
+    beside: set[str] = set()
+    figures: set[float] = set()
+    for i, token in enumerate(tokens):
+        if written(token):
+            around = " ".join(tokens[max(0, i - 3):i + 4])
+            beside |= stems(around)
+            figures |= quantities(around).values - unplaced
+    return any(beside & source.sentence_stems[j] or figures & source.near_quantities[j].values
+               for j in source.beside(holding))
 
 
 def _names(claim: str, owner: str) -> list[str]:
@@ -314,6 +327,14 @@ def _names(claim: str, owner: str) -> list[str]:
     found = []
     for match in _NAME.finditer(claim):  # a sentence's first word is capitalised anyway
         word = match.group(0).strip("'\u2019-").removesuffix("'s").removesuffix("\u2019s")
+        if "-" in word:  # "S5-code", "MIT-licentie": the part that names ("1-in-7": none)
+            parts = [p for p in word.split("-") if any(c.isupper() for c in p)
+                     or (any(c.isdigit() for c in p) and any(c.isalpha() for c in p))]
+            if len(parts) != 1:
+                parts = [word] if not any(p.isdigit() for p in word.split("-")) else []
+            if not parts:
+                continue
+            word = parts[0]
         lower = word.lower()
         if len(lower) < 2 or lower in skip or lower in topics.STOP_WORDS or lower in found:
             continue
@@ -329,9 +350,31 @@ def _quoted(claim: str, sentence: str) -> bool:
     return len(said) >= 12 and said in " ".join(topics.words(claim))
 
 
-def _negates(text: str) -> bool:
-    words = topics.words(text)
-    return any(w in _NEGATIONS or w.endswith("n't") for w in words)
+def _sense(claim: str, piece: str, source: Source) -> bool | None:
+    """Whether the claim negates what ``piece`` says: a claim whose clauses differ in sense ("she
+    never sketches by hand, but straight on the computer") by its clause that shares the most words
+    with the piece; None when no one clause does (or the claim is in the other language)."""
+    parts = clauses(claim)
+    if not parts or len({negates(c) for c in parts}) == 1:
+        return negates(claim)
+    if detect_language(claim) != source.language:
+        return None
+    words = stems(piece)
+    shared = sorted(((len(stems(c) & words), negates(c)) for c in parts), reverse=True)
+    return shared[0][1] if shared[0][0] > shared[1][0] else None
 
 
-_NEGATIONS = shared().words("negation.words", ("en", "nl", "de"))
+def _negation_dropped(claim: str, source: Source) -> str:
+    """A negating sentence or clause of the document that the claim writes every content word of,
+    without a negation: "she is also looking for a full-time position" where the document says
+    "She is not looking for a full-time position" (whatever else the claim says, and however near
+    the model puts the two)."""
+    if negates(claim):
+        return ""
+    said = stems(claim)
+    for (text, _), piece in zip(source.pieces, source.piece_stems, strict=True):
+        piece = piece - NEGATION_STEMS  # noqa: PLW2901
+        if source.negated[text] and len(piece) >= 2 and piece <= said:
+            return text
+    return ""
+

@@ -49,14 +49,24 @@ class Quantities:
     values: frozenset[float]
     months: frozenset[int]
 
+    def union(self, *others: Quantities) -> Quantities:
+        return Quantities(self.values.union(*(o.values for o in others)),
+                          self.months.union(*(o.months for o in others)))
+
     def missing_from(self, source: Quantities) -> list[str]:
         """What this text states that ``source`` does not: its values and months not found there."""
-        missing = [_shown(v) for v in sorted(self.values - source.values)]
+        missing = [shown(v) for v in sorted(self.values - source.values)]
         return missing + [f"month {m}" for m in sorted(self.months - source.months)]
 
 
+# "1.9k stars", "12K": thousands (not "m", which is also metres)
+_SCALED = re.compile(r"(?<![\w.,])(\d+(?:[.,]\d+)?)\s?[kK](?![\w])")
+
+
 def quantities(text: str) -> Quantities:
-    values = {_value(m.group(0)) for m in _NUMERAL.finditer(text)}
+    scaled = {v * 1000 for m in _SCALED.finditer(text) if (v := _value(m.group(1).replace(",", "."))) is not None}
+    text = _SCALED.sub(" ", text)
+    values = scaled | {_value(m.group(0)) for m in _NUMERAL.finditer(text)}
     values |= {float(_VALUES[w]) for w in _WORD.findall(text.lower()) if w in _VALUES}
     return Quantities(frozenset(v for v in values if v is not None), frozenset(_months(text)))
 
@@ -85,5 +95,5 @@ def _months(text: str) -> set[int]:
     return found
 
 
-def _shown(value: float) -> str:
+def shown(value: float) -> str:
     return str(int(value)) if value.is_integer() else f"{value:g}"

@@ -140,3 +140,51 @@ def test_a_name_translated_with_its_institution_field_or_day_is_the_documents(se
 def test_a_translated_institution_keeps_its_own_name_and_a_wrong_field_or_day_is_caught(sentence, reason, e5):
     found = check_dutch(sentence, e5)
     assert [u.reason for u in found] == [reason], found
+
+
+STUDY = (
+    "Ilse Voskuil on the warehouse study.\n\n"
+    "## What changed\nIn 2022 the team measured picking errors. Only 4% of orders had one. Before the new "
+    "scanners, errors were 11%.\n\n"
+    "The warehouse floor was 24 degrees in summer and 19 in winter.\n\n"
+    "## What she does not take on\n- Work for the gambling industry.\n- Frontend development.\n\n"
+    "The planner never changes a route on its own.\n\n"
+    "| Format | Length | Fee |\n|---|---|---|\n| Online talk | 45 minutes | 600 euro |\n"
+    "| Workshop | half a day | 900 euro |\n\n"
+    "The planner's code has about 1,900 stars on GitHub."
+)
+STUDY_TITLE = "Warehouse study"
+
+
+def check_study(sentence: str, e5) -> list[claims.Unsupported]:
+    return claims.check(f"{sentence} [source: {STUDY_TITLE}]", {STUDY_TITLE: claims.Source(STUDY_TITLE, STUDY)},
+                        e5, OWNER)
+
+
+@pytest.mark.parametrize("sentence", [
+    # two figures of one paragraph, each beside its own words
+    "In 2022 picking errors were down to 4% of orders, from 11% before the new scanners.",
+    "The planner's code has roughly 1.9k stars on GitHub.",
+    "According to her CV, an online talk takes 45 minutes and costs 600 euro.",
+    "She does not take on frontend development.",
+    "The planner does not change a route by itself.",
+])
+def test_figures_joined_from_one_paragraph_a_lead_in_and_a_kept_negation_pass(sentence, e5):
+    assert check_study(sentence, e5) == []
+
+
+@pytest.mark.parametrize(("sentence", "reason"), [
+    ("In 2022 picking errors fell from 24% to 19% of orders.", "combination"),  # the temperatures
+    ("She gladly takes on work for the gambling industry.", "negation"),  # the heading's "not"
+    ("The planner changes a route on its own when traffic is heavy.", "negation"),  # the "never" dropped
+    ("Ilse also builds greenhouses for primary schools in Utrecht.", "name"),
+    ("Ilse also builds wooden greenhouses for primary schools.", "meaning"),  # words the study never writes
+])
+def test_a_figure_of_another_fact_a_lost_negation_and_an_invented_fact_are_caught(sentence, reason, e5):
+    assert [u.reason for u in check_study(sentence, e5)] == [reason]
+
+
+def test_thousands_written_with_k_and_names_inside_compounds():
+    assert quantities("1.9k stars, 12K users").values == {1900.0, 12000.0}
+    assert claims.check("Hij herschrijft S5-code liever. [source: T]", {"T": claims.Source("T", "S5 en S7.")},
+                        E5Embedder(), OWNER)[0].reason != "name"

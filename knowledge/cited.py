@@ -1,0 +1,136 @@
+"""A cited document as the claim checker (``knowledge.claims``) reads it: its sentences and
+their clauses, paragraphs, words, names, quantities and the sentences a negation governs; and
+the small readings of a text both sides share (content-word stems, clauses, negation).
+"""
+
+from __future__ import annotations
+
+import re
+
+from text import topics
+from text.counterparts import counterparts
+from text.language import detect_language
+from text.lexicon import shared
+from text.numbers import quantities
+from text.sentences import split_sentences
+
+
+class Source:
+    """A cited document as the checker reads it: its sentences and their clauses (a claim often
+    says one part of a long sentence), words, names and quantities."""
+
+    def __init__(self, title: str, body: str) -> None:
+        self.title, self.body = title, body
+        sentences = split_sentences(body) or [body]
+        # each piece: (text, index of its sentence); a sentence's clauses after the sentence
+        self.pieces = [(s, i) for i, s in enumerate(sentences)]
+        self.pieces += [(c, i) for i, s in enumerate(sentences) for c in clauses(s)]
+        self.sentences = sentences
+        every = topics.words(f"{title}\n{body}")
+        self.words = set(every)
+        self.phrase_text = f" {' '.join(every)} "  # for phrase lookups
+        # what the document is about (its title, its headings) holds for each of its sentences
+        self.subject = set(topics.words(" ".join([title, *re.findall(r"^#+\s*(.+)$", body, re.MULTILINE)])))
+        self.quantities = quantities(f"{title}\n{body}")
+        self.sentence_words = [topics.words(s) for s in sentences]
+        self.near_words = [set(words) for words in self.sentence_words]
+        self.near_quantities = [quantities(s) for s in sentences]
+        self.sentence_stems = [stems(s) for s in sentences]
+        self.stems = stems(title).union(*self.sentence_stems)
+        self.paragraph = _paragraphs(body, sentences)
+        self.language = detect_language(body)
+        self.subject_quantities = quantities(" ".join([title, *re.findall(r"^#+\s*(.+)$", body, re.MULTILINE)]))
+        # a list under a heading or lead-in that negates ("## What I don't take on", "Niet:"):
+        # each item says its part of the negation
+        listed = _negated_items(body)
+        self.negated = {text: negates(text) != (sentences[i] in listed) for text, i in self.pieces}
+        self.piece_stems = [stems(text) for text, _ in self.pieces]
+
+    def beside(self, sentences: set[int], within_paragraph: bool = True) -> set[int]:
+        """The sentences and those next to them (in their paragraph)."""
+        return {k for j in sentences for k in (j - 1, j, j + 1) if 0 <= k < len(self.sentences)
+                and (self.paragraph[k] == self.paragraph[j] or not within_paragraph)}
+
+    def has_name(self, name: str) -> bool:
+        return has_name_in(self.words, name)
+
+
+def has_name_in(words: set[str], name: str) -> bool:
+    """Whether ``words`` hold a name: as written, in the other language (``text.counterparts``) or
+    inflected ("Groningen" in "Groningse", "Nederlandse" for "Nederland")."""
+    word = name.lower().strip("'\u2019-").removesuffix("'s").removesuffix("\u2019s")
+    if word in words or counterparts(word) & words:
+        return True
+    if any(word in w.split("-") for w in words if "-" in w):  # "LLM" in "llm-toepassing"
+        return True
+    if len(word) < 5 and word.endswith("s") and word[:-1] in words:  # "PLCs" where it writes "PLC's"
+        return True
+    if len(word) < 5:  # an acronym or a short name: its plural or possessive only ("VLANs")
+        return any(w.startswith(word) and len(w) <= len(word) + 2 for w in words if w[:1] == word[:1])
+    stem = word[:max(4, len(word) - 3)]
+    return len(word) >= 5 and any(w.startswith(stem) or word.startswith(w[:max(4, len(w) - 3)])
+                                  for w in words if len(w) >= 4 and w[0] == word[0])
+
+
+_CLAUSE = re.compile(r"[;:]\s+|,\s+(?=(?:and|but|which|who|where|while|en|maar|die|dat|waar|terwijl)\b)|"
+                     r"\s+(?:and|en)\s+(?=[a-z]+(?:ed|de|te|t)\b)")
+
+
+def clauses(sentence: str) -> list[str]:
+    """A long sentence's clauses, each of three words or more (a sentence of one clause: none)."""
+    parts = [p.strip() for p in _CLAUSE.split(sentence)]
+    return [p for p in parts if len(p.split()) >= 3] if len(parts) > 1 else []
+
+
+def stems(text: str) -> set[str]:
+    """A text's content words, each cut to its first six letters (a crude stem for both languages:
+    "engineers" and "engineering", "gebouwd" and "gebouwde")."""
+    return {w[:6] for w in topics.content_words(text) if len(w) >= 3}
+
+
+def _paragraphs(body: str, sentences: list[str]) -> list[int]:
+    """Per sentence, the number of the paragraph it stands in (a heading, a table row, a list item
+    or a sentence not found again: one of its own)."""
+    blocks: list[list[str]] = [[]]
+    for line in body.splitlines():
+        alone = re.match(r"\s*(?:\||[-*+]\s|\d+[.)]\s|#)", line)
+        if not line.strip() or alone:
+            blocks.append([])
+        if line.strip() and not alone:
+            blocks[-1].append(line)
+    where: dict[str, int] = {}
+    for number, block in enumerate(blocks):
+        for sentence in split_sentences("\n".join(block)) if block else []:
+            where.setdefault(sentence, number)
+    return [where.get(sentence, -1 - i) for i, sentence in enumerate(sentences)]
+
+
+_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.+)$")
+
+
+def _negated_items(body: str) -> set[str]:
+    """The sentences of the list items that a negating heading or lead-in (a line ending in ":")
+    introduces."""
+    found: set[str] = set()
+    negating = False
+    for line in body.splitlines():
+        item = _ITEM.match(line)
+        if item:
+            if negating:
+                found.update(split_sentences(item.group(1)))
+        elif line.lstrip().startswith("#") or line.rstrip().endswith(":"):
+            negating = negates(line)
+        elif line.strip() and not line.startswith((" ", "\t")):
+            negating = negating and line.lstrip().startswith("#")  # a paragraph ends a lead-in's list
+    return found
+
+
+def negates(text: str) -> bool:
+    words = topics.words(text)
+    return any(w in _NEGATIONS or w.endswith("n't") for w in words)
+
+
+_NEGATIONS = shared().words("negation.words", ("en", "nl", "de"))
+
+
+NEGATION_STEMS = frozenset(w[:6] for w in _NEGATIONS)
