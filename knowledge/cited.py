@@ -134,3 +134,27 @@ _NEGATIONS = shared().words("negation.words", ("en", "nl", "de"))
 
 
 NEGATION_STEMS = frozenset(w[:6] for w in _NEGATIONS)
+
+
+def _alternatives() -> tuple[tuple[frozenset[str], ...], ...]:
+    lexicon = shared()
+    sets: dict[str, list[str]] = {}
+    for key in lexicon.keys("opposites."):  # opposites.<set>.<side>
+        sets.setdefault(key.rsplit(".", 1)[0], []).append(key)
+    return tuple(tuple(lexicon.words(side) for side in sides) for sides in sets.values())
+
+
+_ALTERNATIVES = _alternatives()
+
+
+def opposed(claim: str, sentence: str) -> str:
+    """The word of the claim that says the other one of a pair where ``sentence`` writes one
+    ("part-time" against "full-time", "daalde" against "increased"), as "claim's / sentence's";
+    "" when none (or either side writes both)."""
+    said, written = set(topics.words(claim)), set(topics.words(sentence))
+    for sides in _ALTERNATIVES:
+        here = [side for side in sides if side & said]
+        there = [side for side in sides if side & written]
+        if len(here) == 1 and len(there) == 1 and here[0] is not there[0]:
+            return f"{min(here[0] & said)} / {min(there[0] & written)}"
+    return ""

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from knowledge.cited import NEGATION_STEMS, Source, clauses, has_name_in, negates, stems
+from knowledge.cited import NEGATION_STEMS, Source, clauses, has_name_in, negates, opposed, stems
 from knowledge.embedders import Embedder
 from knowledge.translation import cached_vectors
 from text import topics
@@ -228,6 +228,10 @@ def _judge(claim: str, vector: _Lazy, source: Source, embedder: Embedder,
     if sense is not None and scores[piece] >= (NEGATION_OVERLAP if lexical else NEGATION_NEAR) \
             and sense != source.negated[text]:
         return "negation", f"nearest: {text[:120]}"
+    opposite = opposed(claim, source.sentences[best]) if scores[piece] >= (NEGATION_OVERLAP if lexical
+                                                                          else NEGATION_NEAR) else ""
+    if opposite:
+        return "negation", f"{opposite}, nearest: {source.sentences[best][:120]}"
     apart = _apart(claim, owner, source, [source.pieces[int(i)][1] for i in order[:NEAREST]])
     if apart:
         return "combination", f"{', '.join(apart)}: in the document, not beside what the claim says"

@@ -37,6 +37,10 @@ class Lexicon:
             raise KeyError(key)
         return self._lists[lang].get(key, ())
 
+    def keys(self, prefix: str) -> list[str]:
+        """The keys, in any language, that start with ``prefix`` ("opposites."), sorted."""
+        return sorted({key for lists in self._lists.values() for key in lists if key.startswith(prefix)})
+
     def words(self, key: str, langs: tuple[str, ...] = TWIN_LANGUAGES) -> frozenset[str]:
         """A list in the twin's languages (or ``langs``), as one set."""
         return frozenset(w for lang in langs for w in self.of(key, lang))

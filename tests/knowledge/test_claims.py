@@ -151,7 +151,7 @@ STUDY = (
     "The planner never changes a route on its own.\n\n"
     "| Format | Length | Fee |\n|---|---|---|\n| Online talk | 45 minutes | 600 euro |\n"
     "| Workshop | half a day | 900 euro |\n\n"
-    "The planner's code has about 1,900 stars on GitHub."
+    "The planner's code has about 1,900 stars on GitHub.\n\nIlse works part-time, on weekday mornings."
 )
 STUDY_TITLE = "Warehouse study"
 
@@ -168,6 +168,7 @@ def check_study(sentence: str, e5) -> list[claims.Unsupported]:
     "According to her CV, an online talk takes 45 minutes and costs 600 euro.",
     "She does not take on frontend development.",
     "The planner does not change a route by itself.",
+    "Ilse works part-time, in the mornings on weekdays.",
 ])
 def test_figures_joined_from_one_paragraph_a_lead_in_and_a_kept_negation_pass(sentence, e5):
     assert check_study(sentence, e5) == []
@@ -177,6 +178,8 @@ def test_figures_joined_from_one_paragraph_a_lead_in_and_a_kept_negation_pass(se
     ("In 2022 picking errors fell from 24% to 19% of orders.", "combination"),  # the temperatures
     ("She gladly takes on work for the gambling industry.", "negation"),  # the heading's "not"
     ("The planner changes a route on its own when traffic is heavy.", "negation"),  # the "never" dropped
+    ("Ilse works full-time, on weekday mornings.", "negation"),  # the other one of a pair
+    ("Ilse werkt voltijd, op doordeweekse ochtenden.", "negation"),  # in the other language
     ("Ilse also builds greenhouses for primary schools in Utrecht.", "name"),
     ("Ilse also builds wooden greenhouses for primary schools.", "meaning"),  # words the study never writes
 ])
@@ -188,3 +191,12 @@ def test_thousands_written_with_k_and_names_inside_compounds():
     assert quantities("1.9k stars, 12K users").values == {1900.0, 12000.0}
     assert claims.check("Hij herschrijft S5-code liever. [source: T]", {"T": claims.Source("T", "S5 en S7.")},
                         E5Embedder(), OWNER)[0].reason != "name"
+
+
+def test_opposites_are_read_in_both_languages_and_a_sentence_writing_both_is_no_opposite():
+    from knowledge.cited import opposed
+
+    assert opposed("She works part-time.", "Ze werkt fulltime.") == "part-time / fulltime"
+    assert opposed("Het aantal daalde.", "The number increased.") == "daalde / increased"
+    assert opposed("She works part-time.", "Full-time in winter, part-time in summer.") == ""
+    assert opposed("She works at Kantara.", "She works part-time.") == ""
