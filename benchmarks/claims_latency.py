@@ -1,11 +1,17 @@
 """How long the claim check takes per answer of five cited sentences:
-``.venv/bin/python -m benchmarks.claims_latency [--answers 200]``.
+``.venv/bin/python -m benchmarks.claims_latency [--answers 200] [--streamed 100]``.
 
 Answers are made of five claims of the development set (``evals/data/claims.jsonl``) about the
 sample owner, each citing its document, taken in turn; the documents' sentences are embedded first,
-as a serving process does when it starts (``knowledge.claims.warm``). Measured: one
-``knowledge.claims.check`` per answer (each claim its words do not place in its document is
-embedded, one at a time, then compared), on this process's CPU, no database.
+as a serving process does when it starts (``knowledge.claims.warm``). Measured, on this process's
+CPU, no database:
+- *cold*: one ``knowledge.claims.check`` per answer, no claim embedded before (each claim its
+  words do not place in its document is embedded, one at a time, then compared): the CPU the
+  check costs;
+- *after the stream* (``--streamed TOKENS_PER_SECOND``): the answer is fed to
+  ``knowledge.claim_vectors.Prefetch`` four characters at a time at that rate (a token is about
+  four characters), as ``generate`` does while a model streams, and the check runs when the last
+  characters arrived: what the visitor waits for after the last token.
 """
 
 from __future__ import annotations
@@ -24,6 +30,8 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--answers", type=int, default=200)
+    parser.add_argument("--streamed", type=float, default=0.0, metavar="TOKENS_PER_SECOND",
+                        help="also measure the check after streaming each answer at this rate")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(BASE_DIR))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "twinsite.settings")
@@ -31,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
 
     django.setup()
     from evals.owners import owner_get
-    from knowledge import claims
+    from knowledge import claim_vectors, claims
     from knowledge.content import read_folder
     from knowledge.embedders import get_embedder
 
@@ -45,13 +53,30 @@ def main(argv: list[str] | None = None) -> int:
     claims.check(answers[0], sources, embedder, owner.name)  # the model's first call
     took = []
     for answer in answers:
+        claim_vectors.forget()
         start = time.perf_counter()
         claims.check(answer, sources, embedder, owner.name)
         took.append((time.perf_counter() - start) * 1000)
-    took.sort()
-    print(f"{len(took)} answers of five cited sentences: p50 {statistics.median(took):.1f} ms, "
-          f"p95 {took[int(0.95 * len(took)) - 1]:.1f} ms, max {took[-1]:.1f} ms ({embedder.name})")
+    _report("cold", took, embedder.name)
+    if args.streamed:
+        took = []
+        for answer in answers[:max(1, len(answers) // 2)]:
+            claim_vectors.forget()
+            prefetch = claim_vectors.Prefetch(embedder, claims.claim_texts)
+            for at in range(0, len(answer), 4):
+                time.sleep(1 / args.streamed)
+                prefetch.feed(answer[at:at + 4])
+            start = time.perf_counter()
+            claims.check(answer, sources, embedder, owner.name)
+            took.append((time.perf_counter() - start) * 1000)
+        _report(f"after streaming at {args.streamed:g} tokens/s", took, embedder.name)
     return 0
+
+
+def _report(what: str, took: list[float], model: str) -> None:
+    took.sort()
+    print(f"{what}: {len(took)} answers of five cited sentences: p50 {statistics.median(took):.1f} ms, "
+          f"p95 {took[int(0.95 * len(took)) - 1]:.1f} ms, max {took[-1]:.1f} ms ({model})")
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from knowledge import claim_vectors
 from knowledge.cited import NEGATION_STEMS, Source, clauses, has_name_in, negates, opposed, stems
 from knowledge.embedders import Embedder
 from knowledge.translation import cached_vectors
@@ -97,6 +98,11 @@ def claims(answer: str, framing: tuple[str, ...] = ()) -> list[tuple[str, list[s
         if titles and len(topics.words(text)) >= 3:
             out.append((text, titles, sentence))
     return out
+
+
+def claim_texts(answer: str) -> list[str]:
+    """The cited sentences of an answer (or of the part streamed so far), as the check reads them."""
+    return [text for text, _, _ in claims(answer)]
 
 
 def check(answer: str, sources: dict[str, Source], embedder: Embedder, owner: str,
@@ -163,7 +169,7 @@ class _Lazy:
 
     def get(self) -> np.ndarray:
         if self._vector is None:
-            self._vector = self.embedder.passages([self.text])[0]
+            self._vector = claim_vectors.vector(self.embedder, self.text)  # made as it streamed, or now
         return self._vector
 
 

@@ -27,6 +27,8 @@ from chat.providers.base import ChatRequest, ChatResult, OnToken, Provider, Prov
 from chat.providers.markup import MarkupFilter, strip_markup
 from chat.texts import text as say
 from guards import services as guard_services
+from knowledge import claim_vectors, claims
+from knowledge.embedders import get_embedder
 from knowledge.prefix import knowledge_prefix
 from text.language import detect_language
 from text.tokens import approx_tokens
@@ -50,10 +52,7 @@ async def generate(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
     if refused is not None:
         return refused
 
-    def forward(text: str) -> None:
-        ctx.recorder.tokens_forwarded = True
-        runtime.stream_writer({"type": "token", "text": text})
-
+    forward = _forwarder(runtime, provider)
     # control tokens and tool exchanges a model wrote as text never reach the visitor
     markup = MarkupFilter(forward)
     on_token = markup.feed
@@ -93,6 +92,20 @@ async def generate(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
         log.warning("provider %s/%s wrote chat-template or tool markup as text: removed", provider.name,
                     provider.model)
     return _answered(state, request, result, forward)
+
+
+def _forwarder(runtime: Runtime[TurnContext], provider: Provider) -> OnToken:
+    """What passes a visible token on: to the visitor, and to the claim check, whose sentences are
+    embedded as they complete (the offline twin quotes its documents: its words place them)."""
+    prefetch = None if provider.offline else claim_vectors.Prefetch(get_embedder(), claims.claim_texts)
+
+    def forward(text: str) -> None:
+        runtime.context.recorder.tokens_forwarded = True
+        runtime.stream_writer({"type": "token", "text": text})
+        if prefetch is not None:
+            prefetch.feed(text)
+
+    return forward
 
 
 async def _request(state: AgentState, recorder: TurnRecorder) -> ChatRequest:

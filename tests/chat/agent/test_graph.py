@@ -268,8 +268,10 @@ async def test_under_retract_a_long_uncited_answer_is_withdrawn_for_the_decline(
 async def test_retract_leaves_sourced_and_short_answers_alone(settings, case):
     settings.TWIN_UNCITED = "retract"
     long = "She builds bookkeeping software for small firms and has done so for years. " * 5
+    # cited, and what the CV says (the claim check leaves it its citation)
+    supported = "She leads the platform team of six engineers at Lumora Health. " * 5
     steps = {
-        "cited": [Step(text=long + "[source: Curriculum Vitae]")],
+        "cited": [Step(text=supported + "[source: Curriculum Vitae]")],
         "short": [Step(text="Hello! Ask me about her work.")],
         "after_a_search": [Step(tool_calls=[("search_knowledge", {"query": "bookkeeping software"})]),
                            Step(text=long)],
