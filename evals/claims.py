@@ -1,6 +1,8 @@
 """The claim checker measured on labelled claims (``evals/data/claims.jsonl``, the development set;
-``claims_holdout.jsonl``, written after the checker by a helper who never read its code): each
-claim checked against its cited document, read from its owner's knowledge folder.
+``claims_holdout.jsonl`` and ``claims_holdout_b.jsonl``, each written by a helper who never read
+the checker's code): each claim checked against its cited document, read from its owner's
+knowledge folder. ``claims_answers_holdout.jsonl`` holds whole answers (sentences each citing a
+document, every sentence labelled), checked as ``verify`` checks a model's answer.
 
 The positive class is *unsupported*: precision is the share of flagged claims that are really
 unsupported, recall the share of unsupported claims flagged. Each kind of claim is reported on its
@@ -20,6 +22,7 @@ from evals.owners import owner_get
 from knowledge import claims
 from knowledge.content import read_folder
 from knowledge.embedders import get_embedder
+from text import topics
 
 DEV = Path(__file__).resolve().parent / "data" / "claims.jsonl"
 
@@ -70,3 +73,29 @@ def claims_run(path: Path = DEV) -> ClaimsReport:
         report.rows.append({**row, "flagged": bool(found), "reason": found[0].reason if found else "",
                             "detail": found[0].detail if found else ""})
     return report
+
+
+def answers_run(path: Path) -> tuple[ClaimsReport, int]:
+    """Whole cited answers, each checked at once; every labelled sentence a row (flagged when the
+    check reported it), and how many reported sentences match no labelled one."""
+    embedder = get_embedder()
+    report, stray = ClaimsReport(), 0
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        answer = json.loads(line)
+        owner = owner_get(answer.get("owner", "sample"))
+        sources = {d.title: claims.Source(d.title, d.body) for d in read_folder(owner.knowledge)}
+        found = {_said(u.sentence): u for u in claims.check(answer["answer"], sources, embedder, owner.name)}
+        for sentence in answer["sentences"]:
+            hit = found.pop(_said(sentence["sentence"]), None)
+            report.rows.append({**sentence, "claim": sentence["sentence"], "lang": answer["lang"],
+                                "id": answer.get("id"), "flagged": hit is not None,
+                                "reason": hit.reason if hit else "", "detail": hit.detail if hit else ""})
+        stray += len(found)
+    return report, stray
+
+
+def _said(sentence: str) -> str:
+    """A sentence as its words, to match a reported claim with its label whatever the punctuation."""
+    return " ".join(topics.words(sentence))

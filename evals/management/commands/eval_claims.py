@@ -1,5 +1,6 @@
-"""``manage.py eval_claims [--dataset FILE] [--floor X] [--verbose]``: the claim checker's precision
-and recall per kind and language on a labelled set (evals.claims)."""
+"""``manage.py eval_claims [--dataset FILE | --answers FILE] [--floor X] [--verbose]``: the claim
+checker's precision and recall per kind and language on a labelled set of claims, or of whole
+cited answers (evals.claims)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evals.claims import DEV, claims_run
+from evals.claims import DEV, answers_run, claims_run
 from knowledge import claims
 
 
@@ -16,18 +17,23 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--dataset", type=Path, default=DEV, help="a claims JSON-lines file")
+        parser.add_argument("--answers", type=Path, help="whole answers, each sentence labelled (JSON lines)")
         parser.add_argument("--floor", type=float, help=f"the meaning floor (default {claims.MEANING_FLOOR})")
         parser.add_argument("--verbose", action="store_true", help="every claim the checker judged wrongly")
 
-    def handle(self, *args, dataset: Path, floor: float | None, verbose: bool, **options) -> None:
-        if not dataset.is_file():
-            raise CommandError(f"{dataset}: no such file")
+    def handle(self, *args, dataset: Path, answers: Path | None, floor: float | None, verbose: bool,
+               **options) -> None:
+        path = answers or dataset
+        if not path.is_file():
+            raise CommandError(f"{path}: no such file")
         if floor is not None:
             claims.MEANING_FLOOR = floor
         try:
-            report = claims_run(dataset)
+            report, stray = answers_run(answers) if answers else (claims_run(dataset), 0)
         except (ValueError, KeyError) as exc:
             raise CommandError(str(exc)) from exc
+        if answers:
+            self.stdout.write(f"reported sentences matching no labelled one: {stray}")
         for group, tallies in sorted(report.groups().items()):
             parts = [f"{label} flagged {t.flagged}/{t.total}" for label, t in sorted(tallies.items())]
             self.stdout.write(f"{group:28s} " + "; ".join(parts))
