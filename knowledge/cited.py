@@ -1,6 +1,7 @@
 """A cited document as the claim checker (``knowledge.claims``) reads it: its sentences and
 their clauses, paragraphs, words, names, quantities and the sentences a negation governs; and
-the small readings of a text both sides share (content-word stems, clauses, negation).
+the small readings of a text both sides share (content-word stems, clauses, negation, the other
+one of a pair of alternatives, an institution's or field's words in the other language).
 """
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from __future__ import annotations
 import re
 
 from text import topics
-from text.counterparts import counterparts
+from text.counterparts import counterparts, phrase_groups
 from text.language import detect_language
 from text.lexicon import shared
 from text.numbers import quantities
@@ -42,8 +43,8 @@ class Source:
         self.subject_quantities = quantities(" ".join([title, *re.findall(r"^#+\s*(.+)$", body, re.MULTILINE)]))
         # a list under a heading or lead-in that negates ("## What I don't take on", "Niet:"):
         # each item says its part of the negation
-        listed = _negated_items(body)
-        self.negated = {text: negates(text) != (sentences[i] in listed) for text, i in self.pieces}
+        self.listed = _negated_items(body)
+        self.negated = {text: negates(text) != (sentences[i] in self.listed) for text, i in self.pieces}
         self.piece_stems = [stems(text) for text, _ in self.pieces]
 
     def beside(self, sentences: set[int], within_paragraph: bool = True) -> set[int]:
@@ -119,7 +120,10 @@ def _negated_items(body: str) -> set[str]:
             if negating:
                 found.update(split_sentences(item.group(1)))
         elif line.lstrip().startswith("#") or line.rstrip().endswith(":"):
-            negating = negates(line)
+            # its last sentence says what the list is ("No time to plan? Anna helps with:" does not
+            # negate); a heading that asks ("## Not sure where to start?") negates nothing
+            said = split_sentences(line.lstrip("# ").strip()) or [""]
+            negating = negates(said[-1]) and not line.rstrip().endswith("?")
         elif line.strip() and not line.startswith((" ", "\t")):
             negating = negating and line.lstrip().startswith("#")  # a paragraph ends a lead-in's list
     return found
@@ -158,3 +162,37 @@ def opposed(claim: str, sentence: str) -> str:
         if len(here) == 1 and len(there) == 1 and here[0] is not there[0]:
             return f"{min(here[0] & said)} / {min(there[0] & written)}"
     return ""
+
+
+def translated_away(claim: str, names: list[str], text: str, words: set[str],
+                     named: list[str] | None = None) -> list[str]:
+    """``names`` less the words of an institution, degree, field or day that ``text`` (lower-case
+    words between spaces, ``words`` their set: the document, or the part of it a check reads)
+    writes in another form ("Delft University of Technology" where it says "TU Delft", "Applied
+    Mathematics" for "Toegepaste Wiskunde": ``text.counterparts.phrase_groups``). The name's own
+    part ("Delft") must still be there, and a form of two letters ("tu") counts only
+    beside another of the claim's names (``named``, default ``names``: "TU Delft")."""
+    if not names:
+        return names
+    said = f" {' '.join(topics.words(claim))} "
+    own = {n.lower() for n in (named or names)}
+    covered: set[str] = set()
+    for group in phrase_groups():
+        here = [form for form in group if f" {form} " in said]
+        if not here:
+            continue
+        beside = own - {w for form in here for w in form.split()}
+        if any(_writes(text, words, form, beside) for form in group if form not in here):
+            covered.update(word for form in here for word in form.split())
+    return [n for n in names if n.lower() not in covered]
+
+
+def _writes(text: str, words: set[str], form: str, beside: set[str]) -> bool:
+    """Whether ``text`` writes ``form``: the phrase, or a one-word form opening a compound
+    ("zaterdag" in "zaterdagochtend", "informatica" in "informaticaopleiding"); a short form
+    only next to one of the names in ``beside``."""
+    if len(form) <= 2:
+        return any(f" {form} {n} " in text or f" {n} {form} " in text for n in beside)
+    if f" {form} " in text:
+        return True
+    return " " not in form and len(form) >= 5 and any(w.startswith(form) for w in words)

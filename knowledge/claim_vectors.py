@@ -1,16 +1,17 @@
 """The vectors of an answer's claims, made while the answer still streams.
 
-One embedding costs more than the rest of the claim check (about 15 ms a sentence on a 2-core
+One embedding costs more than the rest of the claim check (15 to 40 ms a sentence on a 2-core
 machine, against about 1 ms of word work), and a model writes a sentence in far longer than that.
-``Prefetch`` reads the streamed text as it arrives; once a cited sentence is complete (more text
-follows it), a background thread embeds it, so ``knowledge.claims.check`` finds its vector ready
-when the answer ends and only the last sentence may still need one. The CPU spent per answer is
-the same or more (a claim its words would have placed is embedded too); what the visitor waits
-for after the last token is less. Measured in BENCHMARKS.md ("Claim check").
+``Prefetch`` reads the streamed text as it arrives; once a sentence has ended (at the latest when
+its citation begins), a background thread embeds it, so ``knowledge.claims.check`` finds its
+vector made when the answer ends. The CPU spent per answer is the same or more (a claim its
+words would have placed is embedded too); what the visitor waits for after the last token is
+less. Measured in BENCHMARKS.md ("The claim check").
 
 Per process: the vectors live in this process's memory (``MOST`` of them, least recently used
-dropped), made by one thread. A turn streams and checks in one process, so that is where they are
-needed; another process embeds again.
+dropped), made by one thread, with at most ``BACKLOG`` sentences waiting for it (beyond that a
+sentence is left to the check). A turn streams and checks in one process, so that is where they
+are needed; another process embeds again.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from knowledge.embedders import Embedder
 log = logging.getLogger(__name__)
 
 MOST = 1024
+BACKLOG = 16  # sentences waiting for the thread at most (all streams of the process together)
 _VECTORS: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
 _PENDING: dict[tuple[str, str], Future] = {}
 _LOCK = threading.Lock()
@@ -93,17 +95,29 @@ def _embed(embedder: Embedder, key: tuple[str, str]) -> np.ndarray:
 
 class Prefetch:
     """Feeds on an answer's text as it streams (``feed``) and has each sentence embedded on the
-    background thread as soon as it ends, before its citation arrives (the model writes "[source:
-    …]" after the sentence: that is the time the embedding takes); ``claims`` reads an answer's
-    cited sentences as the check will (``knowledge.claims.claim_texts``). A sentence that ends up
-    cited by nothing was embedded for nothing: the price of not waiting."""
+    background thread once it has ended: at the latest when its citation begins (the model still
+    writes "[source: …]" while the embedding is made); ``claims`` reads an answer's cited
+    sentences as the check will (``knowledge.claims.claim_texts``). A sentence that ends up cited
+    by nothing was embedded for nothing: the price of not waiting. Each feed reads the text so far
+    again (about 25 ms in all for a 4 kB answer, in pieces under a millisecond)."""
 
     def __init__(self, embedder: Embedder, claims: Callable[[str], list[str]]) -> None:
         self.embedder, self.claims = embedder, claims
         self.text = ""
         self.sent: set[str] = set()
+        self.failed = False
 
     def feed(self, chunk: str) -> None:
+        """Never raises: the stream goes on without a head start if reading it fails."""
+        if self.failed:
+            return
+        try:
+            self._feed(chunk)
+        except Exception:
+            self.failed = True
+            log.exception("embedding an answer's sentences while it streams failed; the check embeds them")
+
+    def _feed(self, chunk: str) -> None:
         before = len(self.text)
         self.text += chunk
         if not _ENDED.search(self.text, max(0, before - 1)):
@@ -117,6 +131,6 @@ class Prefetch:
                 self.sent.add(claim)
                 key = (self.embedder.name, _normal(claim))
                 with _LOCK:
-                    if key in _VECTORS or key in _PENDING:
-                        continue
+                    if key in _VECTORS or key in _PENDING or len(_PENDING) >= BACKLOG:
+                        continue  # made, on its way, or the thread is behind: the check embeds it
                     _PENDING[key] = _POOL.submit(_embed, self.embedder, key)

@@ -6,8 +6,9 @@ A claim is *supported* by its cited document when all of these hold:
 - every name in it (a capitalised word inside the sentence, an acronym, a word with digits) is in
   the document, in the other language's spelling too (``text.counterparts``) and inflected
   ("Zwolle" in "Zwolse");
-- in the document's own language, most of its content words are words the document writes
-  (``NOVEL_WORDS``, ``NOVEL_SHARE``): an invented fact brings words of its own;
+- in the document's own language, it does not bring ``NOVEL_WORDS`` (3) or more content words
+  the document writes nowhere that are also at least ``NOVEL_SHARE`` (half) of its content words
+  (its names aside, checked as names): an invented fact brings words of its own;
 - its meaning is close to one sentence of the document: the primary model's cosine (multilingual,
   so an English claim may cite a Dutch page) at least ``MEANING_FLOOR``, chosen on the
   development set (``evals/data/claims.jsonl``, ``manage.py eval_claims``);
@@ -35,11 +36,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from knowledge import claim_vectors
-from knowledge.cited import NEGATION_STEMS, Source, clauses, has_name_in, negates, opposed, stems
+from knowledge.cited import NEGATION_STEMS, Source, clauses, has_name_in, negates, opposed, stems, translated_away
 from knowledge.embedders import Embedder
 from knowledge.translation import cached_vectors
 from text import topics
-from text.counterparts import phrase_groups
 from text.language import detect_language
 from text.lexicon import owner_references, shared
 from text.numbers import quantities, shown
@@ -51,6 +51,7 @@ NEGATION_OVERLAP = 0.7  # the same, read from the words: this share of the claim
 LEXICAL_ENOUGH = 0.7  # a piece holding this share of a claim's content words places it without the model
 NOVEL_WORDS, NOVEL_SHARE = 3, 0.5  # a claim this new to its document says something else (development set)
 NEAREST = 2  # the sentences nearest a claim in meaning, whose neighbourhood must hold its names and numbers
+_SCALED = re.compile(r"\d+(?:[.,]\d+)?[kK]")
 _NAME = re.compile(r"(?<=[\s(\"'\u201c\u2018])(?:[A-Z][\w'\u2019&-]*|[\w-]*\d[\w-]*[A-Za-z][\w-]*)")
 _CITATION = re.compile(r"\[source:\s*([^\]\n]+?)\s*\]")
 _AFTER_CITATION = re.compile(r"(\[source:[^\]\n]+\])[ \t]+(?=[A-Z0-9(\"'\u201c])")
@@ -58,7 +59,7 @@ _LEADING_CITATIONS = re.compile(r"^(?:\s*\[source:[^\]\n]+\])+\s*")
 # a model's lead-in that names where it read the claim ("According to her CV, ...", "Volgens zijn
 # website ..."): no claim of its own, and "CV" is no name the document must write
 _ATTRIBUTION = re.compile(r"^(?:according to|as (?:stated|noted|listed|mentioned|described) (?:in|on)|volgens|zoals)"
-                          r"\s+[^,\d]{1,40}?,\s*", re.IGNORECASE)
+                          r"(?:\s+[^\s,\d]+){1,4},\s*", re.IGNORECASE)
 _cache: dict[tuple[str, str], np.ndarray] = {}
 
 
@@ -94,7 +95,7 @@ def claims(answer: str, framing: tuple[str, ...] = ()) -> list[tuple[str, list[s
         text = _CITATION.sub(" ", sentence)
         for frame in framing:
             text = text.replace(frame, " ")
-        text = _ATTRIBUTION.sub("", " ".join(text.split()).strip())
+        text = " ".join(text.split()).strip()
         if titles and len(topics.words(text)) >= 3:
             out.append((text, titles, sentence))
     return out
@@ -195,28 +196,37 @@ def _novel(claim: str, owner: str, source: Source) -> list[str]:
     if detect_language(claim) != source.language:
         return []
     own = {w[:6] for w in owner_references(owner)}
-    said = [w for w in dict.fromkeys(topics.content_words(claim)) if len(w) >= 3 and w[:6] not in own]
-    novel = [w for w in said if w[:6] not in source.stems and not quantities(w).values]  # numbers are read as numbers
+    named = {w.lower()[:6] for w in _names(claim, owner)}  # checked as names: none is new here
+    lead = _ATTRIBUTION.match(claim)
+    said = [w for w in dict.fromkeys(topics.content_words(claim[lead.end():] if lead else claim))
+            if len(w) >= 3 and w[:6] not in own]
+    # numbers are read as numbers; a short word may open a longer one of the document ("hour": "hourly")
+    novel = [w for w in said if w[:6] not in source.stems and w[:6] not in named and not quantities(w).values
+             and not (len(w) < 6 and any(stem.startswith(w) for stem in source.stems))]
     return novel if len(novel) >= NOVEL_WORDS and len(novel) >= NOVEL_SHARE * len(said) else []
 
 
 def _judge(claim: str, vector: _Lazy, source: Source, embedder: Embedder,
            owner: str) -> tuple[str, str] | None:
     """Why ``source`` does not support ``claim``, or None when it does."""
-    quoted = any(_quoted(claim, sentence) for sentence in source.sentences)
+    quoted = [sentence for sentence in source.sentences if _quoted(claim, sentence)]
     missing = quantities(claim).missing_from(source.quantities)
     if missing:
         return "number", ", ".join(missing)
     named = _names(claim, owner)
-    names = _translated_away(claim, [n for n in named if not source.has_name(n)], source.phrase_text, source.words,
+    names = translated_away(claim, [n for n in named if not source.has_name(n)], source.phrase_text, source.words,
                              named)
     if names:
         return "name", ", ".join(names)
+    if quoted:
+        # it holds one of the document's sentences word for word, and no name or number of its own;
+        # unless that sentence is a negating list's item, and the claim does not negate
+        if not negates(claim) and any(source.negated[s] and s in source.listed for s in quoted):
+            return "negation", f"the document lists it under a negation: {quoted[0][:120]}"
+        return None
     dropped = _negation_dropped(claim, source)
     if dropped:
         return "negation", f"the document: {dropped[:120]}"
-    if quoted:
-        return None  # it holds one of the document's sentences word for word, and no name or number of its own
     novel = _novel(claim, owner, source)
     if novel:
         return "meaning", f"words the document does not write: {', '.join(novel)}"
@@ -234,48 +244,15 @@ def _judge(claim: str, vector: _Lazy, source: Source, embedder: Embedder,
     if sense is not None and scores[piece] >= (NEGATION_OVERLAP if lexical else NEGATION_NEAR) \
             and sense != source.negated[text]:
         return "negation", f"nearest: {text[:120]}"
-    opposite = opposed(claim, source.sentences[best]) if scores[piece] >= (NEGATION_OVERLAP if lexical
-                                                                          else NEGATION_NEAR) else ""
+    # and the other one of a pair, in that clause ("lower" and "increased" of two things in one
+    # sentence are no opposites)
+    opposite = opposed(claim, text) if scores[piece] >= (NEGATION_OVERLAP if lexical else NEGATION_NEAR) else ""
     if opposite:
-        return "negation", f"{opposite}, nearest: {source.sentences[best][:120]}"
+        return "negation", f"{opposite}, nearest: {text[:120]}"
     apart = _apart(claim, owner, source, [source.pieces[int(i)][1] for i in order[:NEAREST]])
     if apart:
         return "combination", f"{', '.join(apart)}: in the document, not beside what the claim says"
     return None
-
-
-def _translated_away(claim: str, names: list[str], text: str, words: set[str],
-                     named: list[str] | None = None) -> list[str]:
-    """``names`` less the words of an institution, degree, field or day that ``text`` (lower-case
-    words between spaces, ``words`` their set: the document, or the part of it a check reads)
-    writes in another form ("Delft University of Technology" where it says "TU Delft", "Applied
-    Mathematics" for "Toegepaste Wiskunde": ``text.counterparts.phrase_groups``). The name's own
-    part ("Delft") must still be there, and a form of two letters ("tu") counts only
-    beside another of the claim's names (``named``, default ``names``: "TU Delft")."""
-    if not names:
-        return names
-    said = f" {' '.join(topics.words(claim))} "
-    own = {n.lower() for n in (named or names)}
-    covered: set[str] = set()
-    for group in phrase_groups():
-        here = [form for form in group if f" {form} " in said]
-        if not here:
-            continue
-        beside = own - {w for form in here for w in form.split()}
-        if any(_writes(text, words, form, beside) for form in group if form not in here):
-            covered.update(word for form in here for word in form.split())
-    return [n for n in names if n.lower() not in covered]
-
-
-def _writes(text: str, words: set[str], form: str, beside: set[str]) -> bool:
-    """Whether ``text`` writes ``form``: the phrase, or a one-word form opening a compound
-    ("zaterdag" in "zaterdagochtend", "informatica" in "informaticaopleiding"); a short form
-    only next to one of the names in ``beside``."""
-    if len(form) <= 2:
-        return any(f" {form} {n} " in text or f" {n} {form} " in text for n in beside)
-    if f" {form} " in text:
-        return True
-    return " " not in form and len(form) >= 5 and any(w.startswith(form) for w in words)
 
 
 def _apart(claim: str, owner: str, source: Source, nearest: list[int]) -> list[str]:
@@ -296,7 +273,7 @@ def _apart(claim: str, owner: str, source: Source, nearest: list[int]) -> list[s
     words = source.subject.union(*(source.near_words[j] for j in window))
     # a translated institution or field counts only where these sentences write it
     text = f" {' '.join(topics.words(source.title) + [w for j in sorted(window) for w in source.sentence_words[j]])} "
-    names = [n for n in _translated_away(claim, _names(claim, owner), text, words) if not has_name_in(words, n)]
+    names = [n for n in translated_away(claim, _names(claim, owner), text, words) if not has_name_in(words, n)]
     near = source.subject_quantities.union(*(source.near_quantities[j] for j in source.beside(set(nearest))))
     values = quantities(claim).values - near.values
     if across:
@@ -334,8 +311,11 @@ def _names(claim: str, owner: str) -> list[str]:
     # days are names: one the source lacks is flagged ("on Mondays" where it says "donderdag"), in
     # the other language through text.counterparts.phrase_groups
     skip = owner_references(owner) | shared().words("calendar.months")
+    lead = _ATTRIBUTION.match(claim)  # "According to her CV, ...": where it read, no name of the claim's
     found = []
     for match in _NAME.finditer(claim):  # a sentence's first word is capitalised anyway
+        if (lead and match.start() < lead.end()) or _SCALED.fullmatch(match.group(0)):
+            continue  # a lead-in's word, or thousands ("12K", read as a number)
         word = match.group(0).strip("'\u2019-").removesuffix("'s").removesuffix("\u2019s")
         if "-" in word:  # "S5-code", "MIT-licentie": the part that names ("1-in-7": none)
             parts = [p for p in word.split("-") if any(c.isupper() for c in p)
@@ -383,8 +363,10 @@ def _negation_dropped(claim: str, source: Source) -> str:
         return ""
     said = stems(claim)
     for (text, _), piece in zip(source.pieces, source.piece_stems, strict=True):
-        piece = piece - NEGATION_STEMS  # noqa: PLW2901
-        if source.negated[text] and len(piece) >= 2 and piece <= said:
+        piece = {stem for stem in piece - NEGATION_STEMS if "n't" not in stem and "n\u2019t" not in stem}  # noqa: PLW2901
+        # two words of its own for a sentence that negates itself, three for a negating list's item
+        # ("- Web design" under "What I don't take on" is no sentence the claim restates)
+        if source.negated[text] and len(piece) >= (3 if text in source.listed else 2) and piece <= said:
             return text
     return ""
 

@@ -15,6 +15,13 @@ _ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "dr.", "mr.", "mrs.", "ms.", "b
                   "...", "\u2026", "nr.", "no.")
 
 
+def _abbreviated(sentence: str) -> bool:
+    """Whether a piece ends in an abbreviation ("e.g.", "(nr.", an ellipsis), not in a word that
+    ends like one ("teams.", "piano.")."""
+    last = sentence.lower().rsplit(None, 1)[-1].lstrip("([\"'")
+    return last in _ABBREVIATIONS or last.endswith(("...", "\u2026"))
+
+
 def split_sentences(text: str) -> list[str]:
     """The sentences of a passage, in order."""
     text = _read_tables(text.strip())
@@ -23,7 +30,7 @@ def split_sentences(text: str) -> list[str]:
     pieces = [p.strip() for p in _BREAK.split(text) if p and p.strip()]
     merged: list[str] = []
     for piece in pieces:
-        if merged and merged[-1].lower().endswith(_ABBREVIATIONS):
+        if merged and _abbreviated(merged[-1]):
             merged[-1] = f"{merged[-1]} {piece}"
         else:
             merged.append(" ".join(piece.split()))

@@ -94,3 +94,13 @@ def test_a_vector_being_made_is_waited_for_not_made_again(e5):
     [running] = claim_vectors._PENDING.values()
     claim_vectors.vector(e5, "She plans routes in Zwolle every day.")
     assert running.done() and len(e5.embedded) == 1
+
+
+def test_a_failing_read_never_breaks_the_stream(e5):
+    def broken(text: str) -> list[str]:
+        raise ValueError("unreadable")
+
+    prefetch = claim_vectors.Prefetch(e5, broken)
+    prefetch.feed("One sentence. ")  # logged, not raised
+    prefetch.feed("Another one. ")
+    assert prefetch.failed and claim_vectors._PENDING == {}

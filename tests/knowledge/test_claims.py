@@ -200,3 +200,35 @@ def test_opposites_are_read_in_both_languages_and_a_sentence_writing_both_is_no_
     assert opposed("Het aantal daalde.", "The number increased.") == "daalde / increased"
     assert opposed("She works part-time.", "Full-time in winter, part-time in summer.") == ""
     assert opposed("She works at Kantara.", "She works part-time.") == ""
+
+
+def one(title: str, body: str, sentence: str) -> list[str]:
+    found = claims.check(f"{sentence} [source: {title}]", {title: claims.Source(title, body)}, E5Embedder(),
+                         "Anna de Vries")
+    return [u.reason for u in found]
+
+
+def test_a_lead_in_names_nothing_but_what_follows_it_is_still_read():
+    body = "Anna worked at Acme in Zwolle, where she led twelve planners. Her repository has 12,000 stars."
+    assert one("CV", body, "According to her CV, Anna worked at Acme in Zwolle.") == []
+    assert one("CV", body, "According to her CV, Globex hired Anna in Zwolle.") == ["name"]
+    # no comma after it: no lead-in, the whole sentence is the claim
+    assert one("CV", body, "Volgens haar cv werkte ze bij Globex, waar ze leiding gaf aan twaalf planners.") == ["name"]
+    assert one("CV", body, "Her repository has 12K stars.") == []  # thousands, not a name
+
+
+def test_a_negating_list_governs_its_items_only_and_a_lead_in_by_its_last_sentence():
+    body = ("She builds dashboards for web design agencies.\n\n## What I don't take on\n- Web design\n\n"
+            "No time to plan? Anna helps with:\n- rosters for warehouses in Zwolle\n\n"
+            "## Not sure where to start?\n- a free first call of half an hour")
+    assert one("Work", body, "She builds dashboards for web design agencies.") == []  # quoted, not the item
+    assert one("Work", body, "Anna helps with rosters for warehouses in Zwolle.") == []
+    assert one("Work", body, "Anna offers a free first call of half an hour.") == []
+
+
+def test_a_list_item_ending_in_a_word_like_an_abbreviation_stays_its_own_sentence():
+    from text.sentences import split_sentences
+
+    assert split_sentences("- She fixed their problems.\n- She lives in Zwolle.") == [
+        "She fixed their problems.", "She lives in Zwolle."]
+    assert split_sentences("Tools, e.g. Python. See nr. 5 here.") == ["Tools, e.g. Python.", "See nr. 5 here."]
