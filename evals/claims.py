@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import collections
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -87,7 +86,7 @@ def answers_run(path: Path) -> tuple[ClaimsReport, int]:
         answer = json.loads(line)
         owner = owner_get(answer.get("owner", "sample"))
         sources = {d.title: claims.Source(d.title, d.body) for d in read_folder(owner.knowledge)}
-        found = {_said(u.written): u for u in claims.check(answer["answer"], sources, embedder, owner.name)}
+        found = {_said(u.sentence): u for u in claims.check(answer["answer"], sources, embedder, owner.name)}
         for sentence in answer["sentences"]:
             hit = found.pop(_said(sentence["sentence"]), None)
             report.rows.append({**sentence, "claim": sentence["sentence"], "lang": answer["lang"],
@@ -98,6 +97,5 @@ def answers_run(path: Path) -> tuple[ClaimsReport, int]:
 
 
 def _said(sentence: str) -> str:
-    """A sentence as its words, without citations, to match a reported claim with its label
-    whatever the punctuation."""
-    return " ".join(topics.words(re.sub(r"\[source:[^\]]*\]", " ", sentence)))
+    """A sentence as its words, to match a reported claim with its label whatever the punctuation."""
+    return " ".join(topics.words(sentence))

@@ -31,21 +31,28 @@ class Source:
         self.words = set(every)
         self.phrase_text = f" {' '.join(every)} "  # for phrase lookups
         # what the document is about (its title, its headings) holds for each of its sentences
-        self.subject = set(topics.words(" ".join([title, *re.findall(r"^#+\s*(.+)$", body, re.MULTILINE)])))
+        about = " ".join([title, *re.findall(r"^#+\s*(.+)$", body, re.MULTILINE)])
+        self.subject, self.subject_quantities = set(topics.words(about)), quantities(about)
         self.quantities = quantities(f"{title}\n{body}")
         self.sentence_words = [topics.words(s) for s in sentences]
         self.near_words = [set(words) for words in self.sentence_words]
         self.near_quantities = [quantities(s) for s in sentences]
-        self.sentence_stems = [stems(s) for s in sentences]
+        self.piece_stems = [stems(text) for text, _ in self.pieces]
+        self.sentence_stems = self.piece_stems[:len(sentences)]  # the sentences are the first pieces
         self.stems = stems(title).union(*self.sentence_stems)
         self.paragraph = _paragraphs(body, sentences)
         self.language = detect_language(body)
-        self.subject_quantities = quantities(" ".join([title, *re.findall(r"^#+\s*(.+)$", body, re.MULTILINE)]))
         # a list under a heading or lead-in that negates ("## What I don't take on", "Niet:"):
         # each item says its part of the negation
         self.listed = _negated_items(body)
         self.negated = {text: negates(text) != (sentences[i] in self.listed) for text, i in self.pieces}
-        self.piece_stems = [stems(text) for text, _ in self.pieces]
+        # the negating pieces, each with its own words (its negation aside) and how many of them a
+        # claim must write to restate it: two for a sentence that negates itself, three for a
+        # negating list's item ("- Web design" under "What I don't take on" is no sentence)
+        self.negating = [(text, own, 3 if text in self.listed else 2)
+                         for (text, _), piece in zip(self.pieces, self.piece_stems, strict=True)
+                         if self.negated[text]
+                         and (own := {w for w in piece - NEGATION_STEMS if "n't" not in w and "n\u2019t" not in w})]
 
     def beside(self, sentences: set[int], within_paragraph: bool = True) -> set[int]:
         """The sentences and those next to them (in their paragraph)."""

@@ -36,13 +36,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from knowledge import claim_vectors
-from knowledge.cited import NEGATION_STEMS, Source, clauses, has_name_in, negates, opposed, stems, translated_away
+from knowledge.cited import Source, clauses, has_name_in, negates, opposed, stems, translated_away
 from knowledge.embedders import Embedder
 from knowledge.translation import cached_vectors
 from text import topics
 from text.language import detect_language
 from text.lexicon import owner_references, shared
-from text.numbers import quantities, shown
+from text.numbers import SCALED, quantities, shown
 from text.sentences import split_sentences
 
 MEANING_FLOOR = 0.83
@@ -51,7 +51,6 @@ NEGATION_OVERLAP = 0.7  # the same, read from the words: this share of the claim
 LEXICAL_ENOUGH = 0.7  # a piece holding this share of a claim's content words places it without the model
 NOVEL_WORDS, NOVEL_SHARE = 3, 0.5  # a claim this new to its document says something else (development set)
 NEAREST = 2  # the sentences nearest a claim in meaning, whose neighbourhood must hold its names and numbers
-_SCALED = re.compile(r"\d+(?:[.,]\d+)?[kK]")
 _NAME = re.compile(r"(?<=[\s(\"'\u201c\u2018])(?:[A-Z][\w'\u2019&-]*|[\w-]*\d[\w-]*[A-Za-z][\w-]*)")
 _CITATION = re.compile(r"\[source:\s*([^\]\n]+?)\s*\]")
 _AFTER_CITATION = re.compile(r"(\[source:[^\]\n]+\])[ \t]+(?=[A-Z0-9(\"'\u201c])")
@@ -189,19 +188,18 @@ def _nearness(claim: str, vector: _Lazy, source: Source, embedder: Embedder,
     return cached_vectors(_cache, embedder, [text for text, _ in source.pieces]) @ vector.get(), False
 
 
-def _novel(claim: str, owner: str, source: Source) -> list[str]:
+def _novel(claim: str, owner: str, source: Source, named: list[str]) -> list[str]:
     """The claim's content words the document writes nowhere, when they are at least
     ``NOVEL_WORDS`` and ``NOVEL_SHARE`` of its content words: a claim in the document's language
-    that says mostly what the document does not (a paraphrase rewords some words, not most)."""
-    if detect_language(claim) != source.language:
-        return []
+    that says mostly what the document does not (a paraphrase rewords some words, not most).
+    ``named``: the claim's names, checked as names (none is new here)."""
     own = {w[:6] for w in owner_references(owner)}
-    named = {w.lower()[:6] for w in _names(claim, owner)}  # checked as names: none is new here
+    names = {w.lower()[:6] for w in named}
     lead = _ATTRIBUTION.match(claim)
     said = [w for w in dict.fromkeys(topics.content_words(claim[lead.end():] if lead else claim))
             if len(w) >= 3 and w[:6] not in own]
     # numbers are read as numbers; a short word may open a longer one of the document ("hour": "hourly")
-    novel = [w for w in said if w[:6] not in source.stems and w[:6] not in named and not quantities(w).values
+    novel = [w for w in said if w[:6] not in source.stems and w[:6] not in names and not quantities(w).values
              and not (len(w) < 6 and any(stem.startswith(w) for stem in source.stems))]
     return novel if len(novel) >= NOVEL_WORDS and len(novel) >= NOVEL_SHARE * len(said) else []
 
@@ -227,7 +225,8 @@ def _judge(claim: str, vector: _Lazy, source: Source, embedder: Embedder,
     dropped = _negation_dropped(claim, source)
     if dropped:
         return "negation", f"the document: {dropped[:120]}"
-    novel = _novel(claim, owner, source)
+    across = detect_language(claim) != source.language  # its words cannot be the document's
+    novel = [] if across else _novel(claim, owner, source, named)
     if novel:
         return "meaning", f"words the document does not write: {', '.join(novel)}"
     scores, lexical = _nearness(claim, vector, source, embedder, named)
@@ -240,7 +239,7 @@ def _judge(claim: str, vector: _Lazy, source: Source, embedder: Embedder,
     same = [int(i) for i in order if source.pieces[int(i)][1] == best]
     piece = max(same, key=lambda i: (source.pieces[i][0] != source.sentences[best], scores[i]))
     text = source.pieces[piece][0]
-    sense = _sense(claim, text, source)
+    sense = _sense(claim, text, across)
     if sense is not None and scores[piece] >= (NEGATION_OVERLAP if lexical else NEGATION_NEAR) \
             and sense != source.negated[text]:
         return "negation", f"nearest: {text[:120]}"
@@ -249,13 +248,13 @@ def _judge(claim: str, vector: _Lazy, source: Source, embedder: Embedder,
     opposite = opposed(claim, text) if scores[piece] >= (NEGATION_OVERLAP if lexical else NEGATION_NEAR) else ""
     if opposite:
         return "negation", f"{opposite}, nearest: {text[:120]}"
-    apart = _apart(claim, owner, source, [source.pieces[int(i)][1] for i in order[:NEAREST]])
+    apart = _apart(claim, named, across, source, [source.pieces[int(i)][1] for i in order[:NEAREST]])
     if apart:
         return "combination", f"{', '.join(apart)}: in the document, not beside what the claim says"
     return None
 
 
-def _apart(claim: str, owner: str, source: Source, nearest: list[int]) -> list[str]:
+def _apart(claim: str, named: list[str], across: bool, source: Source, nearest: list[int]) -> list[str]:
     """The claim's names and numbers that the document holds, but not beside what the claim says:
     true facts of the document put together wrongly ("at Kantara Logistics in Leeds" where Leeds
     is the previous employer's city, "from 52 to 34 incidents" where 52 and 34 are temperatures).
@@ -265,15 +264,15 @@ def _apart(claim: str, owner: str, source: Source, nearest: list[int]) -> list[s
     also stand in a sentence (or next to one) that shares a word with what the claim writes beside
     it: a claim may join two figures of one document. A claim in the other language than the
     document is read by its names only: its words cannot place a number. (Names placed by the
-    words beside them were measured and dropped: three words either side place a wrong city.)"""
-    across = detect_language(claim) != source.language
+    words beside them were measured and dropped: three words either side place a wrong city.)
+    ``named``: the claim's names; ``across``: the claim is in the other language."""
     # across languages the model places a claim less surely: the sentences next to the nearest
     # count whatever their paragraph
     window = source.beside(set(nearest), within_paragraph=not across)
     words = source.subject.union(*(source.near_words[j] for j in window))
     # a translated institution or field counts only where these sentences write it
     text = f" {' '.join(topics.words(source.title) + [w for j in sorted(window) for w in source.sentence_words[j]])} "
-    names = [n for n in translated_away(claim, _names(claim, owner), text, words) if not has_name_in(words, n)]
+    names = [n for n in translated_away(claim, named, text, words) if not has_name_in(words, n)]
     near = source.subject_quantities.union(*(source.near_quantities[j] for j in source.beside(set(nearest))))
     values = quantities(claim).values - near.values
     if across:
@@ -314,7 +313,7 @@ def _names(claim: str, owner: str) -> list[str]:
     lead = _ATTRIBUTION.match(claim)  # "According to her CV, ...": where it read, no name of the claim's
     found = []
     for match in _NAME.finditer(claim):  # a sentence's first word is capitalised anyway
-        if (lead and match.start() < lead.end()) or _SCALED.fullmatch(match.group(0)):
+        if (lead and match.start() < lead.end()) or SCALED.fullmatch(match.group(0)):
             continue  # a lead-in's word, or thousands ("12K", read as a number)
         word = match.group(0).strip("'\u2019-").removesuffix("'s").removesuffix("\u2019s")
         if "-" in word:  # "S5-code", "MIT-licentie": the part that names ("1-in-7": none)
@@ -340,14 +339,15 @@ def _quoted(claim: str, sentence: str) -> bool:
     return len(said) >= 12 and said in " ".join(topics.words(claim))
 
 
-def _sense(claim: str, piece: str, source: Source) -> bool | None:
+def _sense(claim: str, piece: str, across: bool) -> bool | None:
     """Whether the claim negates what ``piece`` says: a claim whose clauses differ in sense ("she
     never sketches by hand, but straight on the computer") by its clause that shares the most words
-    with the piece; None when no one clause does (or the claim is in the other language)."""
+    with the piece; None when no one clause does (or the claim is in the other language than the
+    document, ``across``)."""
     parts = clauses(claim)
     if not parts or len({negates(c) for c in parts}) == 1:
         return negates(claim)
-    if detect_language(claim) != source.language:
+    if across:
         return None
     words = stems(piece)
     shared = sorted(((len(stems(c) & words), negates(c)) for c in parts), reverse=True)
@@ -362,11 +362,7 @@ def _negation_dropped(claim: str, source: Source) -> str:
     if negates(claim):
         return ""
     said = stems(claim)
-    for (text, _), piece in zip(source.pieces, source.piece_stems, strict=True):
-        piece = {stem for stem in piece - NEGATION_STEMS if "n't" not in stem and "n\u2019t" not in stem}  # noqa: PLW2901
-        # two words of its own for a sentence that negates itself, three for a negating list's item
-        # ("- Web design" under "What I don't take on" is no sentence the claim restates)
-        if source.negated[text] and len(piece) >= (3 if text in source.listed else 2) and piece <= said:
+    for text, own, least in source.negating:
+        if len(own) >= least and own <= said:
             return text
     return ""
-

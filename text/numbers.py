@@ -60,12 +60,12 @@ class Quantities:
 
 
 # "1.9k stars", "12K": thousands (not "m", which is also metres)
-_SCALED = re.compile(r"(?<![\w.,])(\d+(?:[.,]\d+)?)\s?[kK](?![\w])")
+SCALED = re.compile(r"(?<![\w.,])(\d+(?:[.,]\d+)?)\s?[kK](?![\w])")
 
 
 def quantities(text: str) -> Quantities:
-    scaled = {v * 1000 for m in _SCALED.finditer(text) if (v := _value(m.group(1).replace(",", "."))) is not None}
-    text = _SCALED.sub(" ", text)
+    scaled = {v * 1000 for m in SCALED.finditer(text) if (v := _value(m.group(1).replace(",", "."))) is not None}
+    text = SCALED.sub(" ", text)
     values = scaled | {_value(m.group(0)) for m in _NUMERAL.finditer(text)}
     values |= {float(_VALUES[w]) for w in _WORD.findall(text.lower()) if w in _VALUES}
     return Quantities(frozenset(v for v in values if v is not None), frozenset(_months(text)))
