@@ -27,8 +27,13 @@ def e5():
     return E5Embedder()
 
 
+def judged(sentence: str, e5, title: str = TITLE, body: str = DOC, owner: str = OWNER) -> list[claims.Unsupported]:
+    """``sentence`` citing the one document ``title``, checked."""
+    return claims.check(f"{sentence} [source: {title}]", {title: claims.Source(title, body)}, e5, owner)
+
+
 def check(sentence: str, e5) -> list[claims.Unsupported]:
-    return claims.check(f"{sentence} [source: {TITLE}]", {TITLE: claims.Source(TITLE, DOC)}, e5, OWNER)
+    return judged(sentence, e5)
 
 
 @pytest.mark.parametrize("sentence", [
@@ -114,8 +119,7 @@ DUTCH_TITLE = "Over Joost"
 
 
 def check_dutch(sentence: str, e5) -> list[claims.Unsupported]:
-    sources = {DUTCH_TITLE: claims.Source(DUTCH_TITLE, DUTCH_DOC)}
-    return claims.check(f"{sentence} [source: {DUTCH_TITLE}]", sources, e5, "Joost Brinkman")
+    return judged(sentence, e5, DUTCH_TITLE, DUTCH_DOC, "Joost Brinkman")
 
 
 @pytest.mark.parametrize("sentence", [
@@ -157,8 +161,7 @@ STUDY_TITLE = "Warehouse study"
 
 
 def check_study(sentence: str, e5) -> list[claims.Unsupported]:
-    return claims.check(f"{sentence} [source: {STUDY_TITLE}]", {STUDY_TITLE: claims.Source(STUDY_TITLE, STUDY)},
-                        e5, OWNER)
+    return judged(sentence, e5, STUDY_TITLE, STUDY)
 
 
 @pytest.mark.parametrize("sentence", [
@@ -203,9 +206,7 @@ def test_opposites_are_read_in_both_languages_and_a_sentence_writing_both_is_no_
 
 
 def one(title: str, body: str, sentence: str) -> list[str]:
-    found = claims.check(f"{sentence} [source: {title}]", {title: claims.Source(title, body)}, E5Embedder(),
-                         "Anna de Vries")
-    return [u.reason for u in found]
+    return [u.reason for u in judged(sentence, E5Embedder(), title, body, "Anna de Vries")]
 
 
 def test_a_lead_in_names_nothing_but_what_follows_it_is_still_read():
