@@ -3,8 +3,8 @@
 Every step is a single pass over the text (linear time): Unicode compatibility folding,
 zero-width and other format characters removed, look-alike letters mapped to Latin, accents
 dropped, case folded, letters spaced or punctuated apart joined again, and leetspeak decoded.
-Hidden payloads are decoded too: base64 runs, the text reversed, and text smuggled in invisible
-characters (Unicode tag characters, which spell ASCII, and variation selectors, which carry a
+Hidden payloads are decoded too: base64, base32, hex and percent-encoded runs, ROT13, the text
+reversed, and text smuggled in invisible characters (Unicode tag characters, which spell ASCII, and variation selectors, which carry a
 byte each). The rules run on every view; ``guards.numbers.clean`` removes the invisible
 characters from what is stored and sent to the model.
 """
@@ -31,6 +31,11 @@ _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t
 _SPACED = re.compile(r"\b(?:[a-z](?:[.\-_*/\\|,:;'\"] ?| )){2,}[a-z]\b")
 _SEPARATORS = re.compile(r"[ .\-_*/\\|,:;'\"]")
 _BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}")
+_BASE32_RUN = re.compile(r"\b[A-Z2-7]{16,}={0,6}(?![A-Za-z0-9])")
+# hex bytes written together ("69676e6f7265"), spaced ("69 67 6e") or escaped ("\\x69\\x67")
+_HEX_RUN = re.compile(r"(?:(?:\\x|0x)?[0-9a-fA-F]{2}[ ,:]?){8,}")
+_PERCENT_RUN = re.compile(r"(?:%[0-9a-fA-F]{2}){4,}")
+_ROT13 = str.maketrans("abcdefghijklmnopqrstuvwxyz", "nopqrstuvwxyzabcdefghijklm")
 _SPACE = re.compile(r"\s+")
 # Newlines pasted escaped ("...?\\n\\nGenerate code"), as a token of their own: one in a code
 # string ("a\\nb") is left alone.
@@ -75,17 +80,31 @@ def _deleet(text: str) -> str:
     return _LEET_WORD.sub(deleet, text)
 
 
-def _decoded_base64(text: str) -> list[str]:
+def _wordy(decoded: str) -> bool:
+    """Whether decoded bytes read as text (four fifths letters and spaces), not noise."""
+    return bool(decoded) and sum(ch.isalpha() or ch == " " for ch in decoded) >= 0.8 * len(decoded)
+
+
+_DECODERS = (
+    ("base64", _BASE64_RUN, lambda c: base64.b64decode(c + "=" * (-len(c) % 4), validate=True)),
+    ("base32", _BASE32_RUN, lambda c: base64.b32decode(c + "=" * (-len(c) % 8))),
+    ("hex", _HEX_RUN, lambda c: bytes.fromhex(re.sub(r"\\x|0x|[ ,:]", "", c))),
+    ("percent", _PERCENT_RUN, lambda c: bytes.fromhex(c.replace("%", ""))),
+)
+
+
+def _decoded(text: str) -> list[tuple[str, str]]:
+    """The runs of ``text`` that decode, as base64, base32, hex bytes or percent escapes, to text:
+    (the encoding, the text)."""
     out = []
-    for match in _BASE64_RUN.finditer(text):
-        chunk = match.group(0)
-        try:
-            raw = base64.b64decode(chunk + "=" * (-len(chunk) % 4), validate=True)
-            decoded = raw.decode("utf-8")
-        except (binascii.Error, UnicodeDecodeError, ValueError):
-            continue
-        if sum(ch.isalpha() or ch == " " for ch in decoded) >= 0.8 * len(decoded):
-            out.append(decoded)
+    for name, pattern, decode in _DECODERS:
+        for match in pattern.finditer(text):
+            try:
+                decoded = decode(match.group(0)).decode("utf-8")
+            except (binascii.Error, UnicodeDecodeError, ValueError):
+                continue
+            if _wordy(decoded):
+                out.append((name, decoded))
     return out
 
 
@@ -102,14 +121,14 @@ def _smuggled(text: str) -> list[str]:
     for run in _SELECTOR_RUN.findall(text):
         data = bytes(ord(ch) - 0xFE00 if ord(ch) <= 0xFE0F else ord(ch) - 0xE0100 + 16 for ch in run)
         decoded = data.decode("utf-8", errors="ignore")
-        if sum(ch.isalpha() or ch == " " for ch in decoded) >= 0.8 * max(len(decoded), 1):
+        if _wordy(decoded):
             found.append(decoded)
     return found
 
 
 @dataclass(frozen=True)
 class View:
-    name: str  # plain, lines, joined, leet, base64, smuggled, squashed, reversed
+    name: str  # plain, lines, joined, leet, base64, base32, hex, percent, rot13, smuggled, squashed, reversed
     text: str
 
 
@@ -122,7 +141,8 @@ def views(text: str) -> list[View]:
     candidates = [View("plain", plain), View("lines", lines),
                   View("joined", _SPACE.sub(" ", _join_spaced(spaced)).strip()),
                   View("leet", _SPACE.sub(" ", _join_spaced(_deleet(spaced))).strip())]
-    candidates += [View("base64", fold(decoded)) for decoded in _decoded_base64(text)]
+    candidates += [View(name, fold(decoded)) for name, decoded in _decoded(text)]
+    candidates.append(View("rot13", plain.translate(_ROT13)))
     candidates += [View("smuggled", fold(hidden)) for hidden in _smuggled(text)]
     # every separator gone: "i.g.n.o.r.e a.l.l" becomes "ignoreall"; only compact rules look here
     candidates.append(View("squashed", re.sub(r"[^a-z]", "", _deleet(plain))))
