@@ -38,15 +38,17 @@ FALSE_POSITIVES = 0.02
 L2 = 1.0
 
 
-def _sets(corpora: Path, heldout: Path | None) -> dict[str, list]:
+def _sets(corpora: Path, heldout: list[Path] | None) -> dict[str, list]:
     from guards.training import jsonl_set, owner_questions, team_holdout_set, team_set
 
     sets = {"team": team_set(), "team-holdout": team_holdout_set(), "owner-questions": owner_questions(),
             "shared": jsonl_set(corpora / "injections.dev.jsonl", attack=True)
             + jsonl_set(corpora / "benign.dev.jsonl", attack=False, family="interview-handbook")}
-    if heldout is not None:
-        sets["heldout"] = (jsonl_set(heldout / "attacks.jsonl", attack=True)
-                           + jsonl_set(heldout / "benign.jsonl", attack=False))
+    for i, directory in enumerate(heldout or []):
+        family = None if i == 0 else directory.name
+        sets["heldout" if i == 0 else f"heldout:{directory.name}"] = (
+            jsonl_set(directory / "attacks.jsonl", attack=True, family=family)
+            + jsonl_set(directory / "benign.jsonl", attack=False, family=family))
     return sets
 
 
@@ -141,7 +143,8 @@ def _print(rows: list[dict], title: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpora", type=Path, default=BASE_DIR.parent / "shared" / "corpora")
-    parser.add_argument("--heldout", type=Path)
+    parser.add_argument("--heldout", type=Path, nargs="*", help="held-out set folders; the first one's rows"
+                        " keep their own families, each further folder is one family of its own")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "twinsite.settings")
