@@ -4,9 +4,10 @@ Every step is a single pass over the text (linear time): Unicode compatibility f
 zero-width and other format characters removed, look-alike letters mapped to Latin, accents
 dropped, case folded, letters spaced or punctuated apart joined again, and leetspeak decoded.
 Hidden payloads are decoded too: base64, base32, hex and percent-encoded runs, ROT13, the text
-reversed, and text smuggled in invisible characters (Unicode tag characters, which spell ASCII, and variation selectors, which carry a
-byte each). The rules run on every view; ``guards.numbers.clean`` removes the invisible
-characters from what is stored and sent to the model.
+reversed, and text smuggled in invisible characters (Unicode tag characters, which spell ASCII,
+and variation selectors, which carry a byte each). The rules run on every view;
+``guards.numbers.clean`` removes the invisible characters from what is stored and sent to the
+model.
 """
 
 from __future__ import annotations
