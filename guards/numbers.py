@@ -2,10 +2,10 @@
 registry's format, by python-stdnum) and bare bank account numbers written with bank context.
 
 Never phone numbers, dates, KvK, BTW, order, invoice or version numbers: a card needs 13-19
-digits in one run, a known issuer prefix and the Luhn check; an account number needs a bank word
-next to it. The groups may be written apart in any way a visitor does: spaces, tabs, dots,
-commas, dashes, slashes, underscores or one group per line (``5500,0055,5555,5559``), and in
-full-width digits (folded by ``clean`` first).
+digits in one run, a known issuer prefix, a length that scheme issues and the Luhn check; an
+account number needs a bank word next to it. The groups may be written apart in any way a
+visitor does: spaces, tabs, dots, commas, dashes, slashes, underscores or one group per line
+(``5500,0055,5555,5559``), and in full-width digits (folded by ``clean`` first).
 """
 
 from __future__ import annotations
@@ -44,10 +44,14 @@ _ACCOUNT = re.compile(
     rf"|\baccount\b(?:\W+\w+){{0,2}}?\W+(\d{{7,10}})\b(?:\W+\w+){{0,3}}?\W+{_BANKS}\b",
     re.IGNORECASE,
 )
-# Issuer prefixes of the card schemes (Visa; Mastercard 51-55 and 22-27; Amex 34, 37; Diners 30,
-# 36, 38, 39; JCB 35; Discover, UnionPay, RuPay and Maestro 50 and 56-69): a Luhn-valid run that
-# starts otherwise (a timestamp, an order number) is not a card.
-_ISSUER = re.compile(r"^(?:4|5[0-9]|2[2-7]|3[0-9]|6)")
+# Issuer prefixes of the card schemes and the lengths each issues (Visa 13, 16 or 19 digits;
+# Mastercard 51-55 and 22-27, 16; Amex 34, 37, 15; Diners 30, 36, 38, 39, 14-19; JCB 35, 16-19;
+# Discover, UnionPay, RuPay and Maestro 50 and 56-69, 12-19; what else starts with 3, 14-19): a
+# Luhn-valid run that starts otherwise (a timestamp, an order number) or has another length (a
+# 15-digit IMEI, whose makers' codes often start with 35) is not a card.
+_SCHEMES = ((re.compile(r"4"), {13, 16, 19}), (re.compile(r"3[47]"), {15}), (re.compile(r"5[1-5]|2[2-7]"), {16}),
+            (re.compile(r"35"), set(range(16, 20))), (re.compile(r"3"), set(range(14, 20))),
+            (re.compile(r"5[0-9]|6"), set(range(12, 20))))
 
 
 def luhn_valid(digits: str) -> bool:
@@ -66,7 +70,8 @@ def iban_valid(candidate: str) -> bool:
 
 def _is_card(written: str) -> bool:
     digits = re.sub(r"\D", "", written)
-    return 13 <= len(digits) <= 19 and len(set(digits)) > 1 and bool(_ISSUER.match(digits)) and luhn_valid(digits)
+    lengths = next((lengths for prefix, lengths in _SCHEMES if prefix.match(digits)), set())
+    return 13 <= len(digits) <= 19 and len(digits) in lengths and len(set(digits)) > 1 and luhn_valid(digits)
 
 
 def find_card_numbers(text: str) -> list[str]:

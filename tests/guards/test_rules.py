@@ -301,6 +301,18 @@ def test_identifiers_and_harmless_encoded_text_pass(text):
     assert screen(text) is None, screen(text)
 
 
+@pytest.mark.parametrize(("text", "card"), [
+    ("Amex 3782 822463 10005, exp 04/29", True),  # 15 digits: Amex issues them
+    ("Diners 3056 9309 0259 04 geldig tot 11/28", True),  # 14 digits
+    ("Maestro 6759 6498 2643 8453 vervalt 12/27 cvc 123", True),
+    ("My phone's IMEI is 352099001761481, it was stolen", False),  # Luhn-valid, 15 digits, starts with 35
+    ("serial 490154203237518 on the label", False),  # Luhn-valid, 15 digits: Visa issues 13, 16 or 19
+])
+def test_a_card_has_a_length_its_scheme_issues(text, card):
+    verdict = screen(text)
+    assert (verdict is not None and verdict.guard == "card_number") is card, verdict
+
+
 def _tags(text: str) -> str:
     return "".join(chr(0xE0000 + ord(ch)) for ch in text)
 
