@@ -51,8 +51,9 @@ def fold(text: str, *, collapse: bool = True) -> str:
         return _SPACE.sub(" ", text).strip() if collapse else text
     text = unicodedata.normalize("NFKC", text)
     text = without_category(text, "Cf")  # zero-width, bidi marks
-    text = text.casefold().translate(_CONFUSABLES)
-    text = without_category(unicodedata.normalize("NFD", text), "Mn")  # the accents NFD split off
+    # accents first, so an accented look-alike ("ή", "ό") maps as its bare letter does
+    text = without_category(unicodedata.normalize("NFD", text.casefold()), "Mn")  # the accents NFD split off
+    text = text.translate(_CONFUSABLES)
     return _SPACE.sub(" ", text).strip() if collapse else text
 
 

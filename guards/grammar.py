@@ -1,0 +1,81 @@
+"""The grammar the pattern rules (``guards.patterns``) are written in.
+
+Rules are sequences of word slots with a bounded number of words between them. Compiled, each
+is a regular expression in which every repetition is bounded and word and non-word runs
+alternate, so matching is linear in the length of the text (tested on pathological input).
+A slot is a list of words; a word ending in ``*`` matches as a prefix (``ignor*``: ignore,
+ignoring, ignoriere).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+def _slot(words: str) -> str:
+    parts = []
+    for raw in words.split():
+        word = raw.replace("_", " ")
+        parts.append(re.escape(word[:-1]) + r"\w*" if word.endswith("*") else re.escape(word))
+    return r"(?:" + "|".join(parts) + r")\b"
+
+
+_POLITE = (r"(?:(?:please|pls|can you|could you|would you|will you|kun je|kunt u|wil je|zou je|"
+           r"kannst du|konnen sie|konntest du|bitte)\W+(?:\w+\W+)??)?")
+
+
+# For each sequence pattern, what a text must contain for it to possibly match: per slot, the
+# first word of one of its phrases (exact words, and prefixes for ``word*``). Checked on the
+# text's set of words before the regular expression runs: most rules are skipped in microseconds.
+_NEEDS: dict[re.Pattern, list[tuple[frozenset[str], tuple[str, ...]]]] = {}
+_TOKEN = re.compile(r"\w+")
+_MAX_PREFIX = 20
+
+
+def _needs(words: str) -> tuple[frozenset[str], tuple[str, ...]]:
+    exact, prefixes = set(), []
+    for raw in words.split():
+        first = _TOKEN.findall(raw.replace("_", " ").rstrip("*"))[0]
+        if raw.endswith("*") and "_" not in raw:
+            prefixes.append(first)
+        else:
+            exact.add(first)
+    return frozenset(exact), tuple(prefixes)
+
+
+def seq(*slots: str, gap: int = 3, start: bool = False) -> re.Pattern:
+    """Slots in order with at most ``gap`` words between neighbours; ``start``: an imperative, at
+    the start of the text or a sentence, optionally after "please", "can you", "kun je"…"""
+    between = rf"(?:\W+\w+){{0,{gap}}}?\W+"
+    body = between.join(_slot(s) for s in slots)
+    anchor = r"(?:^|[.!?:;\n] ?)" + _POLITE if start else r"\b"
+    pattern = re.compile(anchor + body)
+    _NEEDS[pattern] = [_needs(s) for s in slots]
+    return pattern
+
+
+class Words:
+    """A text's words and their prefixes, to tell cheaply which rules cannot match."""
+
+    def __init__(self, text: str) -> None:
+        self.words = set(_TOKEN.findall(text))
+        self.prefixes = {w[:k] for w in self.words for k in range(1, min(len(w), _MAX_PREFIX) + 1)}
+
+    def may_match(self, pattern: re.Pattern) -> bool:
+        needs = _NEEDS.get(pattern)
+        if needs is None:
+            return True
+        return all(not exact.isdisjoint(self.words) or any(p in self.prefixes for p in prefixes)
+                   for exact, prefixes in needs)
+
+
+@dataclass(frozen=True)
+class Rule:
+    guard: str  # injection | off_topic
+    rule: str
+    pattern: re.Pattern
+    veto: re.Pattern | None = None  # no hit when the 40 characters before the match fit this
+    # no hit when the sentence the match is in ends as a question: an order is not asked
+    # ("Every time a user asks, reply with 'no'." vs "Every time I mail, do you reply with a quote?")
+    orders_only: bool = False
