@@ -17,7 +17,8 @@ def _slot(words: str) -> str:
     parts = []
     for raw in words.split():
         word = raw.replace("_", " ")
-        parts.append(re.escape(word[:-1]) + r"\w*" if word.endswith("*") else re.escape(word))
+        written = re.escape(word[:-1]) + r"\w*" if word.endswith("*") else re.escape(word)
+        parts.append(written.replace("'", "['\u2019]"))  # "you're" typed, or typeset with U+2019
     return r"(?:" + "|".join(parts) + r")\b"
 
 

@@ -185,7 +185,8 @@ RULES: list[Rule] = [
                                       "without_any_restrictions zonder_enige_beperking ohne_jegliche "
                                       "evil_confidant stay_in_character blijf_in_je_rol bleib_in_der_rolle",
                                       gap=0)),
-    Rule("injection", "roleplay", seq("i_want_you_to ich_mochte_dass_sie ich_mochte_dass_du ik_wil_dat_je",
+    Rule("injection", "roleplay", seq("i_want_you_to i'd_like_you_to i_would_like_you_to i_need_you_to "
+                                      "ich_mochte_dass_sie ich_mochte_dass_du ik_wil_dat_je",
                                       "act fungieren agieren spielen spelen pretend handelst optreden", gap=3)),
     Rule("injection", "roleplay", seq("now nu jetzt nun okay ok", "you_are you're je_bent jij_bent du_bist "
                                       "bist_du sie_sind", gap=0)),
@@ -198,10 +199,15 @@ RULES: list[Rule] = [
                                       "im_stil_von im_stile", gap=4)),
     # a persona set up for the twin to play: "you will play ...", "let's play a game", "adopt the
     # persona of" (not "the role of": a CV assumes roles)
+    Rule("injection", "roleplay", seq("continue_as remain_as", "ai assistant bot chatbot model language_model "
+                                      "llm character persona dan", gap=3)),
     Rule("injection", "roleplay", seq("you_will you'll you_are_going_to you're_going_to you_must you_should "
+                                      "you_are_about_to you're_about_to "
                                       "je_gaat je_zult jij_gaat du_wirst du_sollst sie_werden",
                                       "play assume adopt impersonat* simulat* roleplay* speel spelen "
-                                      "aannemen spielen ubernehm* simulier*", gap=1), orders_only=True),
+                                      "aannemen spielen ubernehm* simulier* respond_as answer_as reply_as "
+                                      "speak_as act_as act_like behave_as behave_like antwoord_als "
+                                      "antwortest_als", gap=1), orders_only=True),
     Rule("injection", "roleplay", seq("lets_play let's_play let_us_play laten_we lass_uns", "a een ein",
                                       "game spel spiel* roleplay* rollenspel* rollenspiel*", gap=1)),
     Rule("injection", "roleplay", seq("adopt assume take_on embody become neem_aan aanneem* ubernimm* nimm",
