@@ -30,7 +30,8 @@ PROMPT_TARGETS = (
                  "configuration_text system_instructions the_instructions_you_received "
                  "je_instructies jouw_instructies je_prompt je_regels "
                  "deine_anweisungen ihre_anweisungen deine_instruktionen deinen_prompt deine_regeln")
-TASK_VERBS = ("write generate create compose draft produce make schrijf maak genereer schrijven maken genereren "
+TASK_VERBS = ("write generate create compose draft produce make provide develop craft "
+              "schrijf maak genereer schrijven maken genereren "
               "schreib schreibe erstelle verfasse schreiben erstellen generieren verfassen formuliere formulate")
 # Texts some owners write for a living (a copywriter's "can you write a slogan for us?"): a task
 # only when ordered, not when asked about.
