@@ -3,11 +3,11 @@
 Every step is a single pass over the text (linear time): Unicode compatibility folding,
 zero-width and other format characters removed, look-alike letters mapped to Latin, accents
 dropped, case folded, letters spaced or punctuated apart joined again, and leetspeak decoded.
-Hidden payloads are decoded too: base64, base32, hex and percent-encoded runs, ROT13, the text
-reversed, and text smuggled in invisible characters (Unicode tag characters, which spell ASCII,
-and variation selectors, which carry a byte each). The rules run on every view;
-``guards.numbers.clean`` removes the invisible characters from what is stored and sent to the
-model.
+Hidden payloads are decoded too: base64, base32, hex, percent-encoded, binary, Morse, braille
+and Ascii85 runs, ROT13, the text reversed, and text smuggled in invisible characters (Unicode
+tag characters, which spell ASCII, and variation selectors, which carry a byte each). The rules
+run on every view; ``guards.numbers.clean`` removes the invisible characters from what is
+stored and sent to the model.
 """
 
 from __future__ import annotations
@@ -87,17 +87,41 @@ def _wordy(decoded: str) -> bool:
     return bool(decoded) and sum(ch.isalpha() or ch == " " for ch in decoded) >= 0.8 * len(decoded)
 
 
+# Binary bytes ("01101001 01100111"), Morse (".. --. -. --- .-. ." with "/" between words),
+# braille letters (U+2801-U+283D) and Ascii85 ("<~...~>").
+_BINARY_RUN = re.compile(r"(?:[01]{8}[ ,]?){4,}")
+_MORSE_RUN = re.compile(r"(?:[.\-]{1,6}(?: / | {1,3}|/)){5,}[.\-]{1,6}")
+_MORSE = dict(zip(
+    ".- -... -.-. -.. . ..-. --. .... .. .--- -.- .-.. -- -. --- .--. --.- .-. ... - ..- ...- .-- -..- -.-- --.. "
+    "----- .---- ..--- ...-- ....- ..... -.... --... ---.. ----.".split(), "abcdefghijklmnopqrstuvwxyz0123456789",
+    strict=True))
+_BRAILLE_RUN = re.compile("[\u2800-\u28ff][\u2800-\u28ff ]{7,}")
+_BRAILLE = str.maketrans(dict(zip("\u2801\u2803\u2809\u2819\u2811\u280b\u281b\u2813\u280a\u281a\u2805\u2807"
+                                  "\u280d\u281d\u2815\u280f\u281f\u2817\u280e\u281e\u2825\u2827\u283a\u282d"
+                                  "\u283d\u2835\u2800", "abcdefghijklmnopqrstuvwxyz ", strict=True)))
+_ASCII85_RUN = re.compile(r"<~[!-u\sz]{10,}~>")
+
+
+def _morse(run: str) -> bytes:
+    words = re.split(r" ?/ ?| {3}", run.strip())
+    return " ".join("".join(_MORSE.get(code, "?") for code in word.split()) for word in words).encode()
+
+
 _DECODERS = (
     ("base64", _BASE64_RUN, lambda c: base64.b64decode(c + "=" * (-len(c) % 4), validate=True)),
     ("base32", _BASE32_RUN, lambda c: base64.b32decode(c + "=" * (-len(c) % 8))),
     ("hex", _HEX_RUN, lambda c: bytes.fromhex(re.sub(r"\\x|0x|[ ,:]", "", c))),
     ("percent", _PERCENT_RUN, lambda c: bytes.fromhex(c.replace("%", ""))),
+    ("binary", _BINARY_RUN, lambda c: bytes(int(b, 2) for b in re.findall(r"[01]{8}", c))),
+    ("morse", _MORSE_RUN, _morse),
+    ("braille", _BRAILLE_RUN, lambda c: c.translate(_BRAILLE).encode()),
+    ("ascii85", _ASCII85_RUN, lambda c: base64.a85decode(c, adobe=True)),
 )
 
 
 def _decoded(text: str) -> list[tuple[str, str]]:
-    """The runs of ``text`` that decode, as base64, base32, hex bytes or percent escapes, to text:
-    (the encoding, the text)."""
+    """The runs of ``text`` that decode to text, as base64, base32, hex bytes, percent escapes,
+    binary bytes, Morse, braille or Ascii85: (the encoding, the text)."""
     out = []
     for name, pattern, decode in _DECODERS:
         for match in pattern.finditer(text):
@@ -130,7 +154,9 @@ def _smuggled(text: str) -> list[str]:
 
 @dataclass(frozen=True)
 class View:
-    name: str  # plain, lines, joined, leet, base64, base32, hex, percent, rot13, smuggled, squashed, reversed
+    # plain, lines, joined, leet, an encoding's name (base64, morse, ...), rot13, smuggled,
+    # squashed, reversed
+    name: str
     text: str
 
 
