@@ -72,8 +72,11 @@ RULES: list[Rule] = [
                                                "you_got je_kreeg du_erhalten", gap=0)),
     Rule("injection", "override_instructions", seq("set_aside put_aside drop leg_naast_je", "the your je de "
                                                    "deine die", INSTRUCTIONS, gap=2)),
+    # not someone else's: "our own knowledge articles", "haar eigen kennis"
     Rule("injection", "override_sources", seq("your_own own eigen eigenen eigene", "knowledge kennis wissen",
-                                              gap=0)),
+                                              gap=0),
+         veto=re.compile(r"\b(?:our|my|their|her|his|its|onze|mijn|hun|haar|zijn|unser\w*|mein\w*|ihr\w*|"
+                         r"sein\w*)\s$")),
     Rule("injection", "override_sources", seq("do_not don't niet nicht", "look use follow read consult kijk "
                                               "gebruik schau benutze", "document* article* context source* "
                                               "artikel* bronnen quell*", gap=3)),
@@ -160,8 +163,12 @@ RULES: list[Rule] = [
     Rule("injection", "roleplay", seq("you_are_now you're_now from_now_on you_will_now you_must_now "
                                       "je_bent_nu vanaf_nu jij_bent_nu du_bist_jetzt du_bist_nun "
                                       "ab_jetzt ab_sofort sie_sind_jetzt sie_sind_nun", gap=0)),
-    Rule("injection", "roleplay", seq("pretend_to pretend_you roleplay* role-play* impersonat* "
-                                      "doe_alsof speel_de_rol tu_so spiel_die_rolle", gap=0)),
+    Rule("injection", "roleplay", seq("pretend_to pretend_you impersonat* doe_alsof speel_de_rol tu_so "
+                                      "spiel_die_rolle", gap=0)),
+    # "role-play" as a verb ("can you roleplay as my lawyer?", "let's role-play"), not the noun
+    # visitors ask about ("how do you test a bot against role-play tricks?")
+    Rule("injection", "roleplay", seq("roleplay* role-play*", "as with a an the that", gap=0)),
+    Rule("injection", "roleplay", seq("you let's lets we please to", "roleplay* role-play*", gap=0)),
     Rule("injection", "roleplay", seq("act behave gedraag_je verhalte_dich", "as like als wie", gap=0,
                                       start=True)),
     Rule("injection", "roleplay", seq("dass_sie dass_du dat_je", "als", "fungier* agier* handel* "
