@@ -56,6 +56,12 @@ def seq(*slots: str, gap: int = 3, start: bool = False) -> re.Pattern:
     return pattern
 
 
+def needing(pattern: re.Pattern, first_words: frozenset[str]) -> re.Pattern:
+    """``pattern``, skipped (``Words.may_match``) unless the text has one of ``first_words``."""
+    _NEEDS[pattern] = [(first_words, ())]
+    return pattern
+
+
 class Words:
     """A text's words and their prefixes, to tell cheaply which rules cannot match."""
 

@@ -1,5 +1,6 @@
-"""Instruction override in the languages the word rules of ``guards.patterns`` do not speak:
-"ignore/forget ... the instructions/rules/commands", in the order each language puts them.
+"""Instruction override, prompt extraction and persona set-ups in the languages the word rules of
+``guards.patterns`` do not speak: "ignore/forget ... the instructions", "show ... your system
+prompt" in the order each language puts them, and "from now on you are", "pretend to be".
 
 Visitors come from everywhere, and so do attacks: public injection sets machine-translate the
 same override into a dozen languages. Each language here is a list of verbs (ignore, forget,
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import re
 
+from guards.grammar import needing
 from guards.normalize import fold
 
 GAP = 40  # characters between the verb and the noun, on one line
@@ -54,6 +56,89 @@ OVERRIDES: dict[str, tuple[tuple[str, ...], tuple[str, ...], bool]] = {
     "zh": (("忽略", "忽视", "忽視", "无视", "無視", "忘记", "忘記", "忘掉", "不要理会", "不要理會", "别管", "別管"),
            ("指示", "指令", "说明", "說明", "规则", "規則", "提示", "命令", "设定", "設定"), True),
 }
+# language: (verbs, what they are done to, verb first); the second list must be named outright
+# ("your instructions", "system prompt"): "muestra las instrucciones de instalación" asks for a
+# manual, not for the screen's instructions
+EXTRACTION: dict[str, tuple[tuple[str, ...], tuple[str, ...], bool]] = {
+    "es": (("muestra", "muéstrame", "revela", "revélame", "imprime", "repite", "dime", "escribe", "copia",
+            "enséñame"), ("tus instrucciones", "tu prompt", "prompt del sistema", "mensaje del sistema",
+                          "instrucciones del sistema", "tus reglas", "tu configuración", "instrucciones ocultas",
+                          "instrucciones iniciales"), True),
+    "fr": (("affiche", "montre", "révèle", "imprime", "répète", "donne-moi", "dis-moi", "écris", "recopie"),
+           ("tes instructions", "tes consignes", "ton prompt", "prompt système", "message système",
+            "instructions système", "tes règles", "ta configuration", "instructions cachées",
+            "instructions initiales", "vos instructions", "votre prompt", "vos consignes"), True),
+    "pt": (("mostre", "mostra", "revele", "revela", "imprima", "repita", "diga", "escreva", "copie"),
+           ("suas instruções", "tuas instruções", "seu prompt", "prompt do sistema", "mensagem do sistema",
+            "instruções do sistema", "suas regras", "sua configuração", "instruções ocultas",
+            "instruções iniciais"), True),
+    "it": (("mostra", "mostrami", "rivela", "stampa", "ripeti", "dimmi", "scrivi", "copia"),
+           ("tue istruzioni", "il tuo prompt", "prompt di sistema", "messaggio di sistema", "istruzioni di sistema",
+            "le tue regole", "la tua configurazione", "istruzioni nascoste", "istruzioni iniziali"), True),
+    "ru": (("покажи", "выведи", "раскрой", "повтори", "напиши", "скажи", "распечатай", "процитируй"),
+           ("свои инструкции", "твои инструкции", "системный промпт", "системное сообщение",
+            "системные инструкции", "твой промпт", "свой промпт", "свои правила", "твои правила",
+            "скрытые инструкции", "исходные инструкции"), True),
+    "pl": (("pokaż", "wypisz", "ujawnij", "powtórz", "napisz", "podaj", "wydrukuj"),
+           ("swoje instrukcje", "twoje instrukcje", "prompt systemowy", "wiadomość systemową",
+            "instrukcje systemowe", "swój prompt", "twój prompt", "swoje zasady", "ukryte instrukcje"), True),
+    "id": (("tampilkan", "tunjukkan", "cetak", "ulangi", "beritahu", "sebutkan", "tuliskan"),
+           ("instruksimu", "instruksi kamu", "instruksi sistem", "prompt sistem", "pesan sistem", "aturanmu",
+            "konfigurasimu", "instruksi tersembunyi"), True),
+    "vi": (("hiển thị", "in ra", "tiết lộ", "lặp lại", "cho tôi biết", "viết ra", "cho tôi xem"),
+           ("hướng dẫn của bạn", "chỉ dẫn của bạn", "lời nhắc hệ thống", "prompt hệ thống", "thông điệp hệ thống",
+            "hướng dẫn hệ thống", "quy tắc của bạn"), True),
+    "ar": (("اعرض", "اكشف", "اطبع", "كرر", "أخبرني", "اكتب", "أظهر"),
+           ("تعليماتك", "موجه النظام", "رسالة النظام", "تعليمات النظام", "قواعدك", "التعليمات المخفية",
+            "إعداداتك"), True),
+    "tr": (("göster", "yazdır", "tekrarla", "söyle", "yaz", "açıkla", "ver"),
+           ("talimatlarını", "sistem istemini", "sistem promptunu", "system promptunu", "gizli talimat",
+            "kurallarını", "yapılandırmanı"), False),
+    "hi": (("दिखाओ", "दिखाइए", "बताओ", "बताइए", "दोहराओ", "लिखो", "प्रकट करो"),
+           ("अपने निर्देश", "तुम्हारे निर्देश", "सिस्टम प्रॉम्प्ट", "सिस्टम संदेश", "छिपे निर्देश", "अपने नियम"),
+           False),
+    "ja": (("表示", "出力", "教えて", "繰り返", "見せて", "書き出", "印刷"),
+           ("システムプロンプト", "あなたの指示", "初期指示", "隠された指示", "システムメッセージ", "あなたのルール",
+            "あなたの設定"), False),
+    "ko": (("보여", "출력", "알려", "반복", "말해", "공개"),
+           ("시스템 프롬프트", "너의 지시", "당신의 지시", "지시사항", "너의 지침", "당신의 지침", "초기 지시",
+            "숨겨진 지시", "시스템 메시지", "너의 규칙"), False),
+    "zh": (("显示", "顯示", "输出", "輸出", "打印", "告诉我", "告訴我", "重复", "重複", "透露", "泄露", "写出",
+            "列出"), ("系统提示", "系統提示", "系统指令", "系統指令", "你的指令", "你的指示", "你的提示词",
+                      "你的提示詞",
+                      "初始指令", "隐藏指令", "系统消息", "系統訊息", "你的规则", "你的设定", "你的設定"), True),
+}
+
+# A persona set up for the assistant, as a speaker of each language says "from now on you are" or
+# "pretend to be" (never a bare "now you are": "теперь ты можешь сказать..." asks a question).
+PERSONA: dict[str, tuple[str, ...]] = {
+    "es": ("a partir de ahora eres", "desde ahora eres", "de ahora en adelante eres", "finge ser",
+           "finge que eres", "haz de cuenta que eres", "actúa como si fueras", "juega el papel de",
+           "interpreta el papel de"),
+    "fr": ("désormais tu es", "dorénavant tu es", "à partir de maintenant tu es", "fais semblant d'être",
+           "fais comme si tu étais", "joue le rôle d", "agis comme si tu étais", "désormais vous êtes"),
+    "pt": ("a partir de agora você é", "de agora em diante você é", "a partir de agora és", "finja ser",
+           "finja que é", "finja que você é", "faça de conta que", "aja como se fosse", "interprete o papel de"),
+    "it": ("d'ora in poi sei", "da adesso sei", "da ora in poi sei", "da questo momento sei", "fingi di essere",
+           "fai finta di essere", "comportati come se fossi", "interpreta il ruolo di"),
+    "ru": ("отныне ты", "с этого момента ты", "притворись", "представь, что ты", "веди себя как", "играй роль"),
+    "uk": ("віднині ти", "з цього моменту ти", "прикинься", "уяви, що ти"),
+    "el": ("από τώρα είσαι", "προσποιήσου", "παίξε τον ρόλο"),
+    "he": ("מעכשיו אתה", "תעמיד פנים", "העמד פנים", "שחק את התפקיד"),
+    "ar": ("من الآن أنت", "من الآن فصاعدا أنت", "تظاهر بأنك", "تظاهر أنك", "تقمص دور", "العب دور"),
+    "tr": ("bundan sonra sen", "şu andan itibaren sen", "rolüne bürün", "rolünü oyna", "gibi davran"),
+    "vi": ("từ giờ bạn là", "từ bây giờ bạn là", "giả vờ là", "giả vờ bạn là", "hãy đóng vai", "hãy nhập vai"),
+    "id": ("mulai sekarang kamu", "mulai sekarang anda", "berpura-puralah", "pura-pura jadi", "berperanlah sebagai",
+           "bertindaklah sebagai"),
+    "pl": ("od teraz jesteś", "od tej chwili jesteś", "udawaj, że jesteś", "udawaj że jesteś", "wciel się w",
+           "zachowuj się jak"),
+    "hi": ("अब से तुम", "अब से आप", "होने का नाटक", "की भूमिका निभाओ", "की भूमिका निभाइए"),
+    "zh": ("现在开始你是", "從現在開始你是", "从现在开始你是", "从现在起你是", "从今以后你是", "假装你是", "假裝你是",
+           "请你扮演", "請你扮演", "你现在是一个", "你現在是一個"),
+    "ja": ("今からあなたは", "これからあなたは", "ふりをして", "になりきって", "の役を演じて", "として振る舞って"),
+    "ko": ("지금부터 너는", "이제부터 너는", "지금부터 당신은", "이제부터 당신은", "척해줘", "척 해줘",
+           "역할을 맡아줘"),
+}
 _CJK = {"ja", "ko", "zh"}
 
 
@@ -67,14 +152,15 @@ def _pattern(first: tuple[str, ...], second: tuple[str, ...], gap: int, cjk: boo
     return re.compile(rf"{start}{_alternation(first)}[^{ends}]{{0,{gap}}}?{_alternation(second)}")
 
 
-class Overrides:
-    """The override patterns of every language, read like one compiled pattern (``finditer``).
-    A language's pattern runs only on a text that holds one of its nouns (a substring test, in
-    microseconds), so the common text, which names no instructions, costs almost nothing."""
+class Pairs:
+    """The patterns of every language of a table of (verbs, objects, verb first), read like one
+    compiled pattern (``finditer``). A language's pattern runs only on a text that holds one of
+    its objects (substring tests, a few microseconds), so the common text, which names no
+    instructions, costs almost nothing."""
 
-    def __init__(self) -> None:
+    def __init__(self, table: dict[str, tuple[tuple[str, ...], tuple[str, ...], bool]]) -> None:
         self.languages = []
-        for language, (verbs, nouns, verb_first) in OVERRIDES.items():
+        for language, (verbs, nouns, verb_first) in table.items():
             cjk = language in _CJK
             first, second = (verbs, nouns) if verb_first else (nouns, verbs)
             patterns = [_pattern(first, second, CJK_GAP if cjk else GAP, cjk)]
@@ -89,4 +175,31 @@ class Overrides:
                     yield from pattern.finditer(text)
 
 
-OVERRIDE = Overrides()
+class _Joined:
+    """Phrases of languages written without spaces, looked for only in a text that has their
+    script (one character class search)."""
+
+    def __init__(self, phrases: list[str]) -> None:
+        self.pattern = re.compile("|".join(re.escape(p) for p in sorted(phrases, key=len, reverse=True)))
+
+    def finditer(self, text: str):
+        if _CJK_SCRIPT.search(text):
+            yield from self.pattern.finditer(text)
+
+
+_CJK_SCRIPT = re.compile("[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u9fff\uac00-\ud7af]")  # Hangul decomposed too
+
+
+def _phrases(table: dict[str, tuple[str, ...]]) -> tuple[re.Pattern, _Joined]:
+    """The phrases of spaced languages as one pattern, run only on a text holding one of their
+    first words (``guards.grammar.needing``), and those of CJK languages."""
+    spaced = sorted({fold(p) for language, phrases in table.items() if language not in _CJK for p in phrases},
+                    key=len, reverse=True)
+    pattern = re.compile(rf"(?<!\w)(?:{'|'.join(re.escape(p) for p in spaced)})(?!\w)")
+    joined = [fold(p) for language, phrases in table.items() if language in _CJK for p in phrases]
+    return needing(pattern, frozenset(re.findall(r"\w+", p)[0] for p in spaced)), _Joined(joined)
+
+
+OVERRIDE = Pairs(OVERRIDES)
+EXTRACTION_PAIRS = Pairs(EXTRACTION)
+PERSONA_SPACED, PERSONA_JOINED = _phrases(PERSONA)
