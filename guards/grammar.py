@@ -29,12 +29,13 @@ _POLITE = (r"(?:(?:please|pls|can you|could you|would you|will you|kun je|kunt u
 # For each sequence pattern, what a text must contain for it to possibly match: per slot, the
 # first word of one of its phrases (exact words, and prefixes for ``word*``). Checked on the
 # text's set of words before the regular expression runs: most rules are skipped in microseconds.
-_NEEDS: dict[re.Pattern, list[tuple[frozenset[str], tuple[str, ...]]]] = {}
+# Keyed by the pattern's id: hashing a compiled pattern hashes its whole code, every time.
+_NEEDS: dict[int, list[tuple[frozenset[str], frozenset[str]]]] = {}
 _TOKEN = re.compile(r"\w+")
 _MAX_PREFIX = 20
 
 
-def _needs(words: str) -> tuple[frozenset[str], tuple[str, ...]]:
+def _needs(words: str) -> tuple[frozenset[str], frozenset[str]]:
     exact, prefixes = set(), []
     for raw in words.split():
         first = _TOKEN.findall(raw.replace("_", " ").rstrip("*"))[0]
@@ -42,7 +43,7 @@ def _needs(words: str) -> tuple[frozenset[str], tuple[str, ...]]:
             prefixes.append(first)
         else:
             exact.add(first)
-    return frozenset(exact), tuple(prefixes)
+    return frozenset(exact), frozenset(prefixes)
 
 
 def seq(*slots: str, gap: int = 3, start: bool = False) -> re.Pattern:
@@ -52,13 +53,15 @@ def seq(*slots: str, gap: int = 3, start: bool = False) -> re.Pattern:
     body = between.join(_slot(s) for s in slots)
     anchor = r"(?:^|[.!?:;\n] ?)" + _POLITE if start else r"\b"
     pattern = re.compile(anchor + body)
-    _NEEDS[pattern] = [_needs(s) for s in slots]
+    _NEEDS[id(pattern)] = [_needs(s) for s in slots]
     return pattern
 
 
-def needing(pattern: re.Pattern, first_words: frozenset[str]) -> re.Pattern:
-    """``pattern``, skipped (``Words.may_match``) unless the text has one of ``first_words``."""
-    _NEEDS[pattern] = [(first_words, ())]
+def needing(pattern, *slots: tuple[frozenset[str], frozenset[str]]):
+    """``pattern`` (anything with ``finditer``, kept for the process's life), skipped
+    (``Words.may_match``) unless the text has, for every slot, one of its words or a word
+    starting with one of its prefixes."""
+    _NEEDS[id(pattern)] = list(slots)
     return pattern
 
 
@@ -70,10 +73,10 @@ class Words:
         self.prefixes = {w[:k] for w in self.words for k in range(1, min(len(w), _MAX_PREFIX) + 1)}
 
     def may_match(self, pattern: re.Pattern) -> bool:
-        needs = _NEEDS.get(pattern)
+        needs = _NEEDS.get(id(pattern))
         if needs is None:
             return True
-        return all(not exact.isdisjoint(self.words) or any(p in self.prefixes for p in prefixes)
+        return all(not exact.isdisjoint(self.words) or not prefixes.isdisjoint(self.prefixes)
                    for exact, prefixes in needs)
 
 

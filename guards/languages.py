@@ -153,14 +153,16 @@ def _pattern(first: tuple[str, ...], second: tuple[str, ...], gap: int, cjk: boo
 
 
 class Pairs:
-    """The patterns of every language of a table of (verbs, objects, verb first), read like one
-    compiled pattern (``finditer``). A language's pattern runs only on a text that holds one of
-    its objects (substring tests, a few microseconds), so the common text, which names no
-    instructions, costs almost nothing."""
+    """The patterns of some languages of a table of (verbs, objects, verb first), read like one
+    compiled pattern (``finditer``): a language's pattern runs only on a text that holds one of
+    its objects (a substring test)."""
 
-    def __init__(self, table: dict[str, tuple[tuple[str, ...], tuple[str, ...], bool]]) -> None:
-        self.languages = []
+    def __init__(self, table: dict[str, tuple[tuple[str, ...], tuple[str, ...], bool]], languages: set[str],
+                 gate: re.Pattern | None = None) -> None:
+        self.languages, self.gate = [], gate
         for language, (verbs, nouns, verb_first) in table.items():
+            if language not in languages:
+                continue
             cjk = language in _CJK
             first, second = (verbs, nouns) if verb_first else (nouns, verbs)
             patterns = [_pattern(first, second, CJK_GAP if cjk else GAP, cjk)]
@@ -169,10 +171,34 @@ class Pairs:
             self.languages.append((tuple({fold(n) for n in nouns}), patterns))
 
     def finditer(self, text: str):
+        if self.gate is not None and not self.gate.search(text):
+            return
         for nouns, patterns in self.languages:
             if any(noun in text for noun in nouns):
                 for pattern in patterns:
                     yield from pattern.finditer(text)
+
+
+# Scripts whose words the rules' tokenizer does not see whole (no spaces, or marks folded away
+# inside a word): their patterns run on a text in that script only.
+_JOINED = {"ja", "ko", "zh", "hi"}
+_JOINED_SCRIPT = re.compile("[\u0900-\u097f\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u9fff"
+                            "\uac00-\ud7af]")  # Devanagari, Hangul (decomposed too), kana, CJK
+
+
+def _first_words(phrases) -> frozenset[str]:
+    return frozenset(re.findall(r"\w+", fold(p))[0] for p in phrases)
+
+
+def pairs(table: dict[str, tuple[tuple[str, ...], tuple[str, ...], bool]]) -> tuple[Pairs, Pairs]:
+    """The table's spaced languages, skipped unless the text has a word starting like one of
+    their verbs and one like one of their objects (``guards.grammar.needing``: the rules' word
+    check, done once per text), and its joined ones, run on their scripts only."""
+    spaced = {language for language in table if language not in _JOINED}
+    verbs = _first_words(v for language in spaced for v in table[language][0])
+    nouns = _first_words(n for language in spaced for n in table[language][1])
+    return (needing(Pairs(table, spaced), (frozenset(), verbs), (frozenset(), nouns)),
+            Pairs(table, _JOINED & set(table), gate=_JOINED_SCRIPT))
 
 
 class _Joined:
@@ -183,23 +209,22 @@ class _Joined:
         self.pattern = re.compile("|".join(re.escape(p) for p in sorted(phrases, key=len, reverse=True)))
 
     def finditer(self, text: str):
-        if _CJK_SCRIPT.search(text):
+        if _JOINED_SCRIPT.search(text):
             yield from self.pattern.finditer(text)
 
 
-_CJK_SCRIPT = re.compile("[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u9fff\uac00-\ud7af]")  # Hangul decomposed too
-
-
 def _phrases(table: dict[str, tuple[str, ...]]) -> tuple[re.Pattern, _Joined]:
-    """The phrases of spaced languages as one pattern, run only on a text holding one of their
-    first words (``guards.grammar.needing``), and those of CJK languages."""
-    spaced = sorted({fold(p) for language, phrases in table.items() if language not in _CJK for p in phrases},
+    """The phrases of spaced languages as one pattern, run only on a text holding the longest word
+    of one of them (``guards.grammar.needing``), and those of the joined scripts."""
+    spaced = sorted({fold(p) for language, phrases in table.items() if language not in _JOINED for p in phrases},
                     key=len, reverse=True)
     pattern = re.compile(rf"(?<!\w)(?:{'|'.join(re.escape(p) for p in spaced)})(?!\w)")
-    joined = [fold(p) for language, phrases in table.items() if language in _CJK for p in phrases]
-    return needing(pattern, frozenset(re.findall(r"\w+", p)[0] for p in spaced)), _Joined(joined)
+    joined = [fold(p) for language, phrases in table.items() if language in _JOINED for p in phrases]
+    longest = frozenset(max(re.findall(r"\w+", p), key=len) for p in spaced)  # the rarest word, likely
+    return needing(pattern, (longest, frozenset())), _Joined(joined)
 
 
-OVERRIDE = Pairs(OVERRIDES)
-EXTRACTION_PAIRS = Pairs(EXTRACTION)
-PERSONA_SPACED, PERSONA_JOINED = _phrases(PERSONA)
+# each: the spaced languages' pattern and the joined ones'
+OVERRIDE_PATTERNS = pairs(OVERRIDES)
+EXTRACTION_PATTERNS = pairs(EXTRACTION)
+PERSONA_PATTERNS = _phrases(PERSONA)
