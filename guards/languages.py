@@ -12,8 +12,11 @@ them at most ``GAP`` characters on the same line and in the same sentence (bound
 time; full-width marks are folded to ASCII first), so a verb in one sentence and a noun in the
 next do not pair.
 
-Words alone are not an attack: "забудь мой вопрос" (forget my question) names no instructions,
-and a question that merely mentions them is asked, not ordered (the rules are ``orders_only``).
+Words alone are not an attack: "забудь мой вопрос" (forget my question) names no instructions;
+overrides and personas count as orders only (``orders_only``: a question that mentions them is
+asked, "Czy od teraz jesteś dostępna?"), extraction asked as a question counts too, as in
+English. A word that is also something else was left out ("команда" is a team too, "说明" an
+explanation, Romanian "uită-te" is "look"), and a negated verb is none ("glöm inte").
 """
 
 from __future__ import annotations
@@ -29,32 +32,32 @@ CJK_GAP = 12  # languages written without spaces say it in fewer characters
 # language: (verbs, nouns, verb first); stems match as prefixes of longer word forms
 OVERRIDES: dict[str, tuple[tuple[str, ...], tuple[str, ...], bool]] = {
     "ru": (("игнорир", "проигнорир", "забудь", "забудьте", "забыть", "не обращай внимания на", "не учитывай",
-            "отбрось", "отмени"), ("инструкц", "указани", "правил", "команд", "директив"), True),
+            "отбрось"), ("инструкц", "указани", "правил", "директив"), True),  # not "команд": a team
     "uk": (("ігнору", "проігнору", "забудь", "забудьте", "не зважай на"), ("інструкц", "вказівк", "правил",
                                                                           "команд"), True),
     "el": (("αγνοησ", "αγνοηστε", "ξεχασ"), ("οδηγι", "εντολ", "κανον"), True),
-    "ar": (("تجاهل", "انس", "إنس", "أهمل", "لا تلتزم ب"), ("التعليمات", "تعليمات", "الأوامر", "أوامر",
-                                                         "القواعد", "التوجيهات"), True),
+    "ar": (("تجاهل", "أهمل", "لا تلتزم"), ("التعليمات", "تعليمات", "بالتعليمات", "الأوامر", "أوامر", "القواعد",
+                                           "بالقواعد", "التوجيهات"), True),
     "he": (("התעלם", "תתעלם", "שכח", "תשכח"), ("הוראות", "ההוראות", "מההוראות", "הנחיות", "ההנחיות", "הכללים"),
            True),
-    "vi": (("bỏ qua", "phớt lờ", "quên", "lờ đi"), ("hướng dẫn", "chỉ dẫn", "chỉ thị", "lệnh", "quy tắc"), True),
+    "vi": (("bỏ qua", "phớt lờ", "lờ đi"), ("hướng dẫn", "chỉ dẫn", "chỉ thị", "lệnh", "quy tắc"), True),
     "id": (("abaikan", "lupakan", "hiraukan", "acuhkan"), ("instruksi", "perintah", "aturan", "petunjuk",
                                                             "arahan"), True),
     "sv": (("ignorera", "glöm", "bortse från", "strunta i"), ("instruktion", "regler", "direktiv"), True),
     "da": (("ignorer", "glem", "se bort fra"), ("instruktion", "instruks", "regler"), True),
     "cs": (("ignoruj", "zapomeň", "zapomeňte", "zabudni", "nevšímej si"), ("instrukc", "pokyn", "pravidl",
                                                                          "inštrukci"), True),
-    "ro": (("ignoră", "ignorați", "uită", "uitați"), ("instrucțiuni", "instrucțiunile", "regulile", "comenzile"),
-           True),
+    "ro": (("ignoră", "ignorați"), ("instrucțiuni", "instrucțiunile", "regulile"), True),  # "uită-te" is "look"
     "hu": (("hagyd figyelmen kívül", "felejtsd el", "ne törődj"), ("utasítás", "szabály"), True),
     "fi": (("unohda", "ohita", "älä välitä"), ("ohje", "sääntö", "käsky"), True),
-    "hi": (("अनदेखा", "अनदेखी", "नज़रअंदाज़", "नजरअंदाज", "भूल जा", "भूल"), ("निर्देश", "आदेश", "नियम"), False),
-    "tr": (("unut", "yok say", "görmezden gel", "boşver", "boş ver", "dikkate alma"), ("talimat", "yönerge", "kural",
-                                                                           "komut"), False),
+    "hi": (("अनदेखा", "अनदेखी", "नज़रअंदाज़", "नजरअंदाज", "भूल जा"), ("निर्देश", "आदेश", "नियम"), False),
+    # "unut" as an order only: "unutmayın" is "don't forget"
+    "tr": (("unut ", "unut,", "unut.", "unut!", "unutun", "yok say", "görmezden gel", "boşver", "boş ver",
+            "dikkate alma"), ("talimat", "yönerge", "kural"), False),
     "ja": (("無視", "忘れ"), ("指示", "命令", "ルール", "規則", "プロンプト", "指令"), False),
     "ko": (("무시", "잊어", "잊고"), ("지시", "지침", "명령", "규칙", "프롬프트"), False),
     "zh": (("忽略", "忽视", "忽視", "无视", "無視", "忘记", "忘記", "忘掉", "不要理会", "不要理會", "别管", "別管"),
-           ("指示", "指令", "说明", "說明", "规则", "規則", "提示", "命令", "设定", "設定"), True),
+           ("指示", "指令", "规则", "規則", "提示", "命令", "设定", "設定"), True),  # not 说明: an explanation
 }
 # language: (verbs, what they are done to, verb first); the second list must be named outright
 # ("your instructions", "system prompt"): "muestra las instrucciones de instalación" asks for a
@@ -62,65 +65,62 @@ OVERRIDES: dict[str, tuple[tuple[str, ...], tuple[str, ...], bool]] = {
 EXTRACTION: dict[str, tuple[tuple[str, ...], tuple[str, ...], bool]] = {
     "es": (("muestra", "muéstrame", "revela", "revélame", "imprime", "repite", "dime", "escribe", "copia",
             "enséñame"), ("tus instrucciones", "tu prompt", "prompt del sistema", "mensaje del sistema",
-                          "instrucciones del sistema", "tus reglas", "tu configuración", "instrucciones ocultas",
+                          "instrucciones del sistema", "instrucciones ocultas",
                           "instrucciones iniciales"), True),
     "fr": (("affiche", "montre", "révèle", "imprime", "répète", "donne-moi", "dis-moi", "écris", "recopie"),
            ("tes instructions", "tes consignes", "ton prompt", "prompt système", "message système",
-            "instructions système", "tes règles", "ta configuration", "instructions cachées",
+            "instructions système", "instructions cachées",
             "instructions initiales", "vos instructions", "votre prompt", "vos consignes"), True),
     "pt": (("mostre", "mostra", "revele", "revela", "imprima", "repita", "diga", "escreva", "copie"),
            ("suas instruções", "tuas instruções", "seu prompt", "prompt do sistema", "mensagem do sistema",
-            "instruções do sistema", "suas regras", "sua configuração", "instruções ocultas",
+            "instruções do sistema", "instruções ocultas",
             "instruções iniciais"), True),
     "it": (("mostra", "mostrami", "rivela", "stampa", "ripeti", "dimmi", "scrivi", "copia"),
            ("tue istruzioni", "il tuo prompt", "prompt di sistema", "messaggio di sistema", "istruzioni di sistema",
-            "le tue regole", "la tua configurazione", "istruzioni nascoste", "istruzioni iniziali"), True),
+            "istruzioni nascoste", "istruzioni iniziali"), True),
     "ru": (("покажи", "выведи", "раскрой", "повтори", "напиши", "скажи", "распечатай", "процитируй"),
            ("свои инструкции", "твои инструкции", "системный промпт", "системное сообщение",
-            "системные инструкции", "твой промпт", "свой промпт", "свои правила", "твои правила",
+            "системные инструкции", "твой промпт", "свой промпт",
             "скрытые инструкции", "исходные инструкции"), True),
     "pl": (("pokaż", "wypisz", "ujawnij", "powtórz", "napisz", "podaj", "wydrukuj"),
            ("swoje instrukcje", "twoje instrukcje", "prompt systemowy", "wiadomość systemową",
-            "instrukcje systemowe", "swój prompt", "twój prompt", "swoje zasady", "ukryte instrukcje"), True),
+            "instrukcje systemowe", "swój prompt", "twój prompt", "ukryte instrukcje"), True),
     "id": (("tampilkan", "tunjukkan", "cetak", "ulangi", "beritahu", "sebutkan", "tuliskan"),
-           ("instruksimu", "instruksi kamu", "instruksi sistem", "prompt sistem", "pesan sistem", "aturanmu",
-            "konfigurasimu", "instruksi tersembunyi"), True),
+           ("instruksimu", "instruksi kamu", "instruksi sistem", "prompt sistem", "pesan sistem",
+            "instruksi tersembunyi"), True),
     "vi": (("hiển thị", "in ra", "tiết lộ", "lặp lại", "cho tôi biết", "viết ra", "cho tôi xem"),
            ("hướng dẫn của bạn", "chỉ dẫn của bạn", "lời nhắc hệ thống", "prompt hệ thống", "thông điệp hệ thống",
-            "hướng dẫn hệ thống", "quy tắc của bạn"), True),
+            "hướng dẫn hệ thống"), True),
     "ar": (("اعرض", "اكشف", "اطبع", "كرر", "أخبرني", "اكتب", "أظهر"),
-           ("تعليماتك", "موجه النظام", "رسالة النظام", "تعليمات النظام", "قواعدك", "التعليمات المخفية",
-            "إعداداتك"), True),
-    "tr": (("göster", "yazdır", "tekrarla", "söyle", "yaz", "açıkla", "ver"),
-           ("talimatlarını", "sistem istemini", "sistem promptunu", "system promptunu", "gizli talimat",
-            "kurallarını", "yapılandırmanı"), False),
+           ("تعليماتك", "موجه النظام", "رسالة النظام", "تعليمات النظام", "التعليمات المخفية"), True),
+    "tr": (("göster", "yazdır", "tekrarla", "söyle", "açıkla"),
+           ("talimatlarını", "sistem istemini", "sistem promptunu", "system promptunu", "gizli talimat"), False),
     "hi": (("दिखाओ", "दिखाइए", "बताओ", "बताइए", "दोहराओ", "लिखो", "प्रकट करो"),
-           ("अपने निर्देश", "तुम्हारे निर्देश", "सिस्टम प्रॉम्प्ट", "सिस्टम संदेश", "छिपे निर्देश", "अपने नियम"),
+           ("अपने निर्देश", "तुम्हारे निर्देश", "सिस्टम प्रॉम्प्ट", "सिस्टम संदेश", "छिपे निर्देश"),
            False),
     "ja": (("表示", "出力", "教えて", "繰り返", "見せて", "書き出", "印刷"),
-           ("システムプロンプト", "あなたの指示", "初期指示", "隠された指示", "システムメッセージ", "あなたのルール",
-            "あなたの設定"), False),
+           ("システムプロンプト", "あなたの指示", "初期指示", "隠された指示", "システムメッセージ"), False),
     "ko": (("보여", "출력", "알려", "반복", "말해", "공개"),
            ("시스템 프롬프트", "너의 지시", "당신의 지시", "지시사항", "너의 지침", "당신의 지침", "초기 지시",
-            "숨겨진 지시", "시스템 메시지", "너의 규칙"), False),
+            "숨겨진 지시", "시스템 메시지"), False),
     "zh": (("显示", "顯示", "输出", "輸出", "打印", "告诉我", "告訴我", "重复", "重複", "透露", "泄露", "写出",
             "列出"), ("系统提示", "系統提示", "系统指令", "系統指令", "你的指令", "你的指示", "你的提示词",
                       "你的提示詞",
-                      "初始指令", "隐藏指令", "系统消息", "系統訊息", "你的规则", "你的设定", "你的設定"), True),
+                      "初始指令", "隐藏指令", "系统消息", "系統訊息"), True),
 }
 
 # A persona set up for the assistant, as a speaker of each language says "from now on you are" or
 # "pretend to be" (never a bare "now you are": "теперь ты можешь сказать..." asks a question).
 PERSONA: dict[str, tuple[str, ...]] = {
     "es": ("a partir de ahora eres", "desde ahora eres", "de ahora en adelante eres", "finge ser",
-           "finge que eres", "haz de cuenta que eres", "actúa como si fueras", "juega el papel de",
-           "interpreta el papel de"),
+           "finge que eres", "haz de cuenta que eres", "actúa como si fueras"),
     "fr": ("désormais tu es", "dorénavant tu es", "à partir de maintenant tu es", "fais semblant d'être",
-           "fais comme si tu étais", "joue le rôle d", "agis comme si tu étais", "désormais vous êtes"),
+           "fais comme si tu étais", "joue le rôle de", "joue le rôle d'", "agis comme si tu étais",
+           "désormais vous êtes"),
     "pt": ("a partir de agora você é", "de agora em diante você é", "a partir de agora és", "finja ser",
            "finja que é", "finja que você é", "faça de conta que", "aja como se fosse", "interprete o papel de"),
     "it": ("d'ora in poi sei", "da adesso sei", "da ora in poi sei", "da questo momento sei", "fingi di essere",
-           "fai finta di essere", "comportati come se fossi", "interpreta il ruolo di"),
+           "fai finta di essere", "comportati come se fossi"),
     "ru": ("отныне ты", "с этого момента ты", "притворись", "представь, что ты", "веди себя как", "играй роль"),
     "uk": ("віднині ти", "з цього моменту ти", "прикинься", "уяви, що ти"),
     "el": ("από τώρα είσαι", "προσποιήσου", "παίξε τον ρόλο"),
@@ -132,10 +132,10 @@ PERSONA: dict[str, tuple[str, ...]] = {
            "bertindaklah sebagai"),
     "pl": ("od teraz jesteś", "od tej chwili jesteś", "udawaj, że jesteś", "udawaj że jesteś", "wciel się w",
            "zachowuj się jak"),
-    "hi": ("अब से तुम", "अब से आप", "होने का नाटक", "की भूमिका निभाओ", "की भूमिका निभाइए"),
+    "hi": ("होने का नाटक", "की भूमिका निभाओ", "की भूमिका निभाइए"),
     "zh": ("现在开始你是", "從現在開始你是", "从现在开始你是", "从现在起你是", "从今以后你是", "假装你是", "假裝你是",
-           "请你扮演", "請你扮演", "你现在是一个", "你現在是一個"),
-    "ja": ("今からあなたは", "これからあなたは", "ふりをして", "になりきって", "の役を演じて", "として振る舞って"),
+           "请你扮演", "請你扮演"),
+    "ja": ("ふりをして", "になりきって", "の役を演じて", "として振る舞って"),
     "ko": ("지금부터 너는", "이제부터 너는", "지금부터 당신은", "이제부터 당신은", "척해줘", "척 해줘",
            "역할을 맡아줘"),
 }
@@ -146,10 +146,22 @@ def _alternation(words: tuple[str, ...]) -> str:
     return "(?:" + "|".join(sorted({re.escape(fold(w)) for w in words}, key=len, reverse=True)) + ")"
 
 
-def _pattern(first: tuple[str, ...], second: tuple[str, ...], gap: int, cjk: bool) -> re.Pattern:
+# "Don't forget the rules" is no override: the negation before the verb (Hungarian "ne",
+# Finnish "älä", folded) or after it (Swedish "inte", Danish and Norwegian "ikke").
+_NOT_BEFORE = {"hu": ("ne ",), "fi": ("ala ",)}
+_NOT_AFTER = {"sv": "inte", "da": "ikke"}
+# Hangul is decomposed by the folding: a syllable is two or three characters.
+_GAPS = {"ko": 36}
+
+
+def _pattern(language: str, first: tuple[str, ...], second: tuple[str, ...]) -> re.Pattern:
+    cjk = language in _CJK
+    gap = _GAPS.get(language, CJK_GAP if cjk else GAP)
     start = "" if cjk else r"(?<!\w)"  # a word's start, where words have spaces
+    start += "".join(rf"(?<!\b{re.escape(word)})" for word in _NOT_BEFORE.get(language, ()))
+    after = rf"(?!\W+{_NOT_AFTER[language]}\b)" if language in _NOT_AFTER else ""
     ends = r"\n.!?\u3002" if cjk else r"\n.!?\u3002\u0964"  # the sentence: Hindi and CJK full stops too
-    return re.compile(rf"{start}{_alternation(first)}[^{ends}]{{0,{gap}}}?{_alternation(second)}")
+    return re.compile(rf"{start}{_alternation(first)}{after}[^{ends}]{{0,{gap}}}?{_alternation(second)}")
 
 
 class Pairs:
@@ -163,11 +175,10 @@ class Pairs:
         for language, (verbs, nouns, verb_first) in table.items():
             if language not in languages:
                 continue
-            cjk = language in _CJK
             first, second = (verbs, nouns) if verb_first else (nouns, verbs)
-            patterns = [_pattern(first, second, CJK_GAP if cjk else GAP, cjk)]
+            patterns = [_pattern(language, first, second)]
             if language in ("ja", "zh"):  # the object first too: "指示を無視して", "把指示忘掉"
-                patterns.append(_pattern(nouns, verbs, CJK_GAP, cjk))
+                patterns.append(_pattern(language, nouns, verbs))
             self.languages.append((tuple({fold(n) for n in nouns}), patterns))
 
     def finditer(self, text: str):
@@ -218,7 +229,8 @@ def _phrases(table: dict[str, tuple[str, ...]]) -> tuple[re.Pattern, _Joined]:
     of one of them (``guards.grammar.needing``), and those of the joined scripts."""
     spaced = sorted({fold(p) for language, phrases in table.items() if language not in _JOINED for p in phrases},
                     key=len, reverse=True)
-    pattern = re.compile(rf"(?<!\w)(?:{'|'.join(re.escape(p) for p in spaced)})(?!\w)")
+    ends = [re.escape(p) + ("" if p.endswith("'") else r"(?!\w)") for p in spaced]  # "joue le rôle d'…"
+    pattern = re.compile(rf"(?<!\w)(?:{'|'.join(ends)})")
     joined = [fold(p) for language, phrases in table.items() if language in _JOINED for p in phrases]
     longest = frozenset(max(re.findall(r"\w+", p), key=len) for p in spaced)  # the rarest word, likely
     return needing(pattern, (longest, frozenset())), _Joined(joined)

@@ -45,12 +45,13 @@ _ACCOUNT = re.compile(
     re.IGNORECASE,
 )
 # Issuer prefixes of the card schemes and the lengths each issues (Visa 13, 16 or 19 digits;
-# Mastercard 51-55 and 22-27, 16; Amex 34, 37, 15; Diners 30, 36, 38, 39, 14-19; JCB 35, 16-19;
-# Discover, UnionPay, RuPay and Maestro 50 and 56-69, 12-19; what else starts with 3, 14-19): a
-# Luhn-valid run that starts otherwise (a timestamp, an order number) or has another length (a
-# 15-digit IMEI, whose makers' codes often start with 35) is not a card.
+# Mastercard 51-55 and 22-27, 16; Amex 34, 37, 15; JCB 35, 16-19; Diners 30, 36, 38, 39, 14, 16 or
+# 19; Discover, UnionPay, RuPay and Maestro 50 and 56-69, 13-19 here, the shortest run read): a
+# Luhn-valid run that starts otherwise (a timestamp, an order number, 31-33) or has another length
+# (a 15-digit IMEI, whose makers' codes often start with 35, 30 or 33) is not a card. First match
+# wins: "35" before "3".
 _SCHEMES = ((re.compile(r"4"), {13, 16, 19}), (re.compile(r"3[47]"), {15}), (re.compile(r"5[1-5]|2[2-7]"), {16}),
-            (re.compile(r"35"), set(range(16, 20))), (re.compile(r"3"), set(range(14, 20))),
+            (re.compile(r"35"), set(range(16, 20))), (re.compile(r"3[0689]"), {14, 16, 19}),
             (re.compile(r"5[0-9]|6"), set(range(12, 20))))
 
 

@@ -2,8 +2,9 @@
 
 ``screen(text)`` returns the first verdict (guard, rule, matched span) or None: sensitive
 numbers first (cards by Luhn, IBANs by registry format and mod 97, account numbers with bank
-context), then the pattern rules on every normalised view of the text (plain, letters joined,
-leetspeak decoded, base64 decoded, reversed). The semantic screen (``guards.semantic``) runs
+context), then the pattern rules on every normalised view of the text (plain, lines kept,
+letters joined, leetspeak decoded, encoded runs and hidden characters decoded, ROT13, squashed,
+reversed: ``guards.normalize.views``). The semantic screen (``guards.semantic``) runs
 beside it on the question's embedding. Every step is linear in the length of the text, and
 the text is cut to ``HARD_MAX_CHARS`` first.
 
