@@ -35,10 +35,15 @@ _TOKEN = re.compile(r"\w+")
 _MAX_PREFIX = 20
 
 
+def words_of(text: str) -> list[str]:
+    """The words the pre-check knows a text by (``Words``)."""
+    return _TOKEN.findall(text)
+
+
 def _needs(words: str) -> tuple[frozenset[str], frozenset[str]]:
     exact, prefixes = set(), []
     for raw in words.split():
-        first = _TOKEN.findall(raw.replace("_", " ").rstrip("*"))[0]
+        first = words_of(raw.replace("_", " ").rstrip("*"))[0]
         if raw.endswith("*") and "_" not in raw:
             prefixes.append(first)
         else:
@@ -69,7 +74,7 @@ class Words:
     """A text's words and their prefixes, to tell cheaply which rules cannot match."""
 
     def __init__(self, text: str) -> None:
-        self.words = set(_TOKEN.findall(text))
+        self.words = set(words_of(text))
         self.prefixes = {w[:k] for w in self.words for k in range(1, min(len(w), _MAX_PREFIX) + 1)}
 
     def may_match(self, pattern: re.Pattern) -> bool:

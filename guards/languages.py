@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-from guards.grammar import needing
+from guards.grammar import needing, words_of
 from guards.normalize import fold
 
 GAP = 40  # characters between the verb and the noun, on one line
@@ -140,6 +140,11 @@ PERSONA: dict[str, tuple[str, ...]] = {
            "역할을 맡아줘"),
 }
 _CJK = {"ja", "ko", "zh"}
+# Scripts whose words the rules' pre-check does not see whole (no spaces, or marks folded away
+# inside a word): their patterns run on a text in that script only (``_OnScript``).
+_JOINED = _CJK | {"hi"}
+_JOINED_SCRIPT = re.compile("[\u0900-\u097f\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u9fff"
+                            "\uac00-\ud7af]")  # Devanagari, Hangul (decomposed too), kana, CJK
 
 
 def _alternation(words: tuple[str, ...]) -> str:
@@ -169,9 +174,8 @@ class Pairs:
     compiled pattern (``finditer``): a language's pattern runs only on a text that holds one of
     its objects (a substring test)."""
 
-    def __init__(self, table: dict[str, tuple[tuple[str, ...], tuple[str, ...], bool]], languages: set[str],
-                 gate: re.Pattern | None = None) -> None:
-        self.languages, self.gate = [], gate
+    def __init__(self, table: dict[str, tuple[tuple[str, ...], tuple[str, ...], bool]], languages: set[str]) -> None:
+        self.languages = []
         for language, (verbs, nouns, verb_first) in table.items():
             if language not in languages:
                 continue
@@ -182,26 +186,28 @@ class Pairs:
             self.languages.append((tuple({fold(n) for n in nouns}), patterns))
 
     def finditer(self, text: str):
-        if self.gate is not None and not self.gate.search(text):
-            return
         for nouns, patterns in self.languages:
             if any(noun in text for noun in nouns):
                 for pattern in patterns:
                     yield from pattern.finditer(text)
 
 
-# Scripts whose words the rules' tokenizer does not see whole (no spaces, or marks folded away
-# inside a word): their patterns run on a text in that script only.
-_JOINED = {"ja", "ko", "zh", "hi"}
-_JOINED_SCRIPT = re.compile("[\u0900-\u097f\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u9fff"
-                            "\uac00-\ud7af]")  # Devanagari, Hangul (decomposed too), kana, CJK
+class _OnScript:
+    """A pattern (or ``Pairs``) run only on a text that has one of the joined scripts."""
+
+    def __init__(self, pattern) -> None:
+        self.pattern = pattern
+
+    def finditer(self, text: str):
+        if _JOINED_SCRIPT.search(text):
+            yield from self.pattern.finditer(text)
 
 
 def _first_words(phrases) -> frozenset[str]:
-    return frozenset(re.findall(r"\w+", fold(p))[0] for p in phrases)
+    return frozenset(words_of(fold(p))[0] for p in phrases)
 
 
-def pairs(table: dict[str, tuple[tuple[str, ...], tuple[str, ...], bool]]) -> tuple[Pairs, Pairs]:
+def pairs(table: dict[str, tuple[tuple[str, ...], tuple[str, ...], bool]]) -> tuple[Pairs, _OnScript]:
     """The table's spaced languages, skipped unless the text has a word starting like one of
     their verbs and one like one of their objects (``guards.grammar.needing``: the rules' word
     check, done once per text), and its joined ones, run on their scripts only."""
@@ -209,31 +215,20 @@ def pairs(table: dict[str, tuple[tuple[str, ...], tuple[str, ...], bool]]) -> tu
     verbs = _first_words(v for language in spaced for v in table[language][0])
     nouns = _first_words(n for language in spaced for n in table[language][1])
     return (needing(Pairs(table, spaced), (frozenset(), verbs), (frozenset(), nouns)),
-            Pairs(table, _JOINED & set(table), gate=_JOINED_SCRIPT))
+            _OnScript(Pairs(table, _JOINED & set(table))))
 
 
-class _Joined:
-    """Phrases of languages written without spaces, looked for only in a text that has their
-    script (one character class search)."""
-
-    def __init__(self, phrases: list[str]) -> None:
-        self.pattern = re.compile("|".join(re.escape(p) for p in sorted(phrases, key=len, reverse=True)))
-
-    def finditer(self, text: str):
-        if _JOINED_SCRIPT.search(text):
-            yield from self.pattern.finditer(text)
-
-
-def _phrases(table: dict[str, tuple[str, ...]]) -> tuple[re.Pattern, _Joined]:
+def _phrases(table: dict[str, tuple[str, ...]]) -> tuple[re.Pattern, _OnScript]:
     """The phrases of spaced languages as one pattern, run only on a text holding the longest word
     of one of them (``guards.grammar.needing``), and those of the joined scripts."""
     spaced = sorted({fold(p) for language, phrases in table.items() if language not in _JOINED for p in phrases},
                     key=len, reverse=True)
     ends = [re.escape(p) + ("" if p.endswith("'") else r"(?!\w)") for p in spaced]  # "joue le rôle d'…"
     pattern = re.compile(rf"(?<!\w)(?:{'|'.join(ends)})")
-    joined = [fold(p) for language, phrases in table.items() if language in _JOINED for p in phrases]
-    longest = frozenset(max(re.findall(r"\w+", p), key=len) for p in spaced)  # the rarest word, likely
-    return needing(pattern, (longest, frozenset())), _Joined(joined)
+    joined = sorted({fold(p) for language, phrases in table.items() if language in _JOINED for p in phrases},
+                    key=len, reverse=True)
+    longest = frozenset(max(words_of(p), key=len) for p in spaced)  # the rarest word, likely
+    return needing(pattern, (longest, frozenset())), _OnScript(re.compile("|".join(map(re.escape, joined))))
 
 
 # each: the spaced languages' pattern and the joined ones'

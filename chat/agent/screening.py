@@ -4,6 +4,7 @@ once here and reused by the search tool for retrieval."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.metadata
 import os
@@ -57,13 +58,14 @@ def _bank_vectors(embedder: Embedder, texts: list[str]) -> np.ndarray:
     except (OSError, ValueError):
         pass
     vectors = np.stack([embedder.query(t) for t in texts])
+    temporary = path.with_name(f"{path.stem}.{os.getpid()}.tmp.npy")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_name(f"{path.stem}.{os.getpid()}.tmp.npy")
         np.save(temporary, vectors)
         os.replace(temporary, path)
     except OSError:
-        pass
+        with contextlib.suppress(OSError):  # a half-written file is never left behind
+            temporary.unlink(missing_ok=True)
     return vectors
 
 
