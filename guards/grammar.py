@@ -89,7 +89,7 @@ class Words:
 class Rule:
     guard: str  # injection | off_topic
     rule: str
-    pattern: re.Pattern
+    pattern: re.Pattern  # or anything with ``finditer`` (guards.languages)
     veto: re.Pattern | None = None  # no hit when the 40 characters before the match fit this
     # no hit when the sentence the match is in ends as a question: an order is not asked
     # ("Every time a user asks, reply with 'no'." vs "Every time I mail, do you reply with a quote?")
