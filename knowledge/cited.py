@@ -6,6 +6,7 @@ one of a pair of alternatives, an institution's or field's words in the other la
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from text import topics
@@ -38,6 +39,10 @@ class Source:
         self.near_words = [set(words) for words in self.sentence_words]
         self.near_quantities = [quantities(s) for s in sentences]
         self.piece_stems = [stems(text) for text, _ in self.pieces]
+        # the smallest pieces: each sentence's clauses, or the sentence when it has none
+        split = {i for _, i in self.pieces[len(sentences):]}
+        self.smallest_words = [set(topics.words(part)) for k, (text, i) in enumerate(self.pieces)
+                               if (k >= len(sentences)) == (i in split) for part in _AND.split(text)]
         self.sentence_stems = self.piece_stems[:len(sentences)]  # the sentences are the first pieces
         self.stems = stems(title).union(*self.sentence_stems)
         self.paragraph = _paragraphs(body, sentences)
@@ -82,6 +87,9 @@ def has_name_in(words: set[str], name: str) -> bool:
 
 _CLAUSE = re.compile(r"[;:]\s+|,\s+(?=(?:and|but|which|who|where|while|en|maar|die|dat|waar|terwijl)\b)|"
                      r"\s+(?:and|en)\s+(?=[a-z]+(?:ed|de|te|t)\b)")
+
+
+_AND = re.compile(r"\s+(?:and|en|und|et|y)\s+")
 
 
 def clauses(sentence: str) -> list[str]:
@@ -203,3 +211,49 @@ def _writes(text: str, words: set[str], form: str, beside: set[str]) -> bool:
     if f" {form} " in text:
         return True
     return " " not in form and len(form) >= 5 and any(w.startswith(form) for w in words)
+
+
+# a name's own joints ("University of Twente", "Brons & Ketelaar"): inside one name, not between two
+_JOINTS = frozenset({"of", "van", "der", "den", "de", "du", "la", "&"})
+# two names a list or a choice puts side by side are not bound to each other
+_COORDINATING = frozenset({"and", "or", "nor", "en", "of", "noch", "und", "oder", "et", "ou", "y", "o"})
+_CORRELATIVE = frozenset({"both", "either", "zowel", "sowohl", "entweder"})
+
+
+def bound_elsewhere(claim: str, named: list[str], source: Source) -> tuple[str, str] | None:
+    """Two of the claim's names that it binds with nothing but function words between them
+    ("Datavelt in Rotterdam", "Computer Science from the University of Twente"), each in the
+    document, but never in one clause (or heading, or list item) of it: a true place, school or
+    employer put with the wrong other one. Names the document lacks are the name check's."""
+    lowered = {n.lower() for n in named}
+    tokens = re.findall(r"[\w&][\w&'\u2019.-]*|,", claim)  # a comma parts two names
+    phrases: list[tuple[int, int]] = []  # [start, end) of runs of name tokens
+    i = 0
+    while i < len(tokens):
+        if _bare(tokens[i]) in lowered:
+            j = i + 1
+            while j < len(tokens) and (_bare(tokens[j]) in lowered or (
+                    tokens[j].lower() in _JOINTS and j + 1 < len(tokens) and _bare(tokens[j + 1]) in lowered)):
+                j += 1
+            phrases.append((i, j))
+            i = j
+        else:
+            i += 1
+    for (a0, a1), (b0, b1) in itertools.pairwise(phrases):
+        between = tokens[a1:b0]
+        if not between or len(between) > 3 or any(t.lower() not in topics.STOP_WORDS or t.lower() in _COORDINATING
+                                                  for t in between):
+            continue
+        if a0 and tokens[a0 - 1].lower() in _CORRELATIVE:  # "zowel Engels als Arabisch": a list of two
+            continue
+        first = [_bare(t) for t in tokens[a0:a1] if t.lower() not in _JOINTS]
+        second = [_bare(t) for t in tokens[b0:b1] if t.lower() not in _JOINTS]
+        if not all(source.has_name(n) for n in first + second):
+            continue
+        if not any(all(has_name_in(words, n) for n in first + second) for words in source.smallest_words):
+            return " ".join(tokens[a0:a1]), " ".join(tokens[b0:b1])
+    return None
+
+
+def _bare(token: str) -> str:
+    return token.strip("'\u2019-.").removesuffix("'s").removesuffix("\u2019s").lower()

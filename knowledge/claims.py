@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from knowledge import claim_vectors
-from knowledge.cited import Source, clauses, has_name_in, negates, opposed, stems, translated_away
+from knowledge.cited import Source, bound_elsewhere, clauses, has_name_in, negates, opposed, stems, translated_away
 from knowledge.embedders import Embedder
 from knowledge.translation import cached_vectors
 from text import topics
@@ -251,6 +251,9 @@ def _judge(claim: str, vector: _Lazy, source: Source, embedder: Embedder,
     apart = _apart(claim, named, across, source, [source.pieces[int(i)][1] for i in order[:NEAREST]])
     if apart:
         return "combination", f"{', '.join(apart)}: in the document, not beside what the claim says"
+    unbound = bound_elsewhere(claim, named, source)
+    if unbound:
+        return "combination", f"{' / '.join(unbound)}: never together in one clause of the document"
     return None
 
 
@@ -363,6 +366,13 @@ def _negation_dropped(claim: str, source: Source) -> str:
         return ""
     said = stems(claim)
     for text, own, least in source.negating:
-        if len(own) >= least and own <= said:
+        if len(own) >= least and all(_written(word, said) for word in own):
             return text
     return ""
+
+
+def _written(stem: str, said: set[str]) -> bool:
+    """A stem the claim writes, or writes inflected: one of four letters or more that opens the
+    other ("zoek" and "zoekt", "neem" and "neemt")."""
+    return stem in said or (len(stem) >= 4 and any(s.startswith(stem) or stem.startswith(s)
+                                                   for s in said if len(s) >= 4))

@@ -233,3 +233,40 @@ def test_a_list_item_ending_in_a_word_like_an_abbreviation_stays_its_own_sentenc
     assert split_sentences("- She fixed their problems.\n- She lives in Zwolle.") == [
         "She fixed their problems.", "She lives in Zwolle."]
     assert split_sentences("Tools, e.g. Python. See nr. 5 here.") == ["Tools, e.g. Python.", "See nr. 5 here."]
+
+
+CAREER = (
+    "Before Kantara, Ilse worked at Dunmore Analytics in Leeds and began her career at Harfield Data in York. "
+    "She holds an MSc in Econometrics from Tilburg University and a BSc in Mathematics from the University of "
+    "Groningen. She has worked in Leeds, York and Zwolle.\n\n"
+    "Een vaste baan zoekt ze niet."
+)
+CAREER_TITLE = "Loopbaan"
+
+
+@pytest.mark.parametrize("sentence", [
+    "She began her career at Harfield Data in York.",
+    "Her BSc in Mathematics is from the University of Groningen.",
+    "She has worked in both Leeds and York.",  # two places listed side by side bind nothing
+    "Ze werkte in zowel Leeds als York.",
+    "Ilse werkte in Leeds, York en Zwolle.",
+])
+def test_names_the_document_writes_together_pass(sentence, e5):
+    assert judged(sentence, e5, CAREER_TITLE, CAREER) == []
+
+
+@pytest.mark.parametrize(("sentence", "reason"), [
+    # two true names of one sentence, bound to each other where the document binds each to another
+    ("She began her career at Harfield Data in Leeds.", "combination"),
+    ("Ilse holds an MSc in Econometrics from the University of Groningen.", "combination"),
+])
+def test_a_name_bound_to_the_wrong_other_name_is_caught(sentence, reason, e5):
+    assert [u.reason for u in judged(sentence, e5, CAREER_TITLE, CAREER)] == [reason]
+
+
+def test_a_negating_sentence_restated_with_its_words_inflected_is_caught(e5):
+    # every word of "Een vaste baan zoekt ze niet" written, "zoek" for "zoekt", the "niet" dropped:
+    # read from the words, however far the model places the two
+    found = judged("Naast haar freelancewerk voor logistieke bedrijven zoek ze ook een vaste baan.", e5,
+                   CAREER_TITLE, CAREER)
+    assert [(u.reason, u.detail) for u in found] == [("negation", "the document: Een vaste baan zoekt ze niet.")]
