@@ -149,10 +149,28 @@ def negates(text: str) -> bool:
     return any(w in _NEGATIONS or w.endswith("n't") for w in words)
 
 
+def negates_against(text: str, other: str) -> bool:
+    """Whether ``text`` negates something ``other`` says: a negation, not counting a preposition
+    ("without X", "zonder X", "excluding VAT") when ``other`` writes none of the (at most three)
+    words it governs, in either language."""
+    words = topics.words(text)
+    written = set(topics.words(other))
+    stems_written = {w[:6] for w in written}
+    for i, word in enumerate(words):
+        if word in _PREPOSITIONS:
+            governed = [w for w in words[i + 1:i + 6] if w not in topics.STOP_WORDS][:3]
+            if any(w[:6] in stems_written or counterparts(w) & written for w in governed):
+                return True
+        elif word in _NEGATIONS or word.endswith("n't"):
+            return True
+    return False
+
+
 _NEGATIONS = shared().words("negation.words", ("en", "nl", "de"))
 
 
 NEGATION_STEMS = frozenset(w[:6] for w in _NEGATIONS)
+_PREPOSITIONS = shared().words("negation.prepositions", ("en", "nl", "de"))
 
 
 def _alternatives() -> tuple[tuple[frozenset[str], ...], ...]:

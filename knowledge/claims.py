@@ -36,7 +36,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from knowledge import claim_vectors
-from knowledge.cited import Source, bound_elsewhere, clauses, has_name_in, negates, opposed, stems, translated_away
+from knowledge.cited import (
+    Source,
+    bound_elsewhere,
+    clauses,
+    has_name_in,
+    negates,
+    negates_against,
+    opposed,
+    stems,
+    translated_away,
+)
 from knowledge.embedders import Embedder
 from knowledge.translation import cached_vectors
 from text import topics
@@ -241,7 +251,7 @@ def _judge(claim: str, vector: _Lazy, source: Source, embedder: Embedder,
     text = source.pieces[piece][0]
     sense = _sense(claim, text, across)
     if sense is not None and scores[piece] >= (NEGATION_OVERLAP if lexical else NEGATION_NEAR) \
-            and sense != source.negated[text]:
+            and sense != source.negated[text] and _reverses(claim, text, sense, source):
         return "negation", f"nearest: {text[:120]}"
     # and the other one of a pair, in that clause ("lower" and "increased" of two things in one
     # sentence are no opposites)
@@ -355,6 +365,16 @@ def _sense(claim: str, piece: str, across: bool) -> bool | None:
     words = stems(piece)
     shared = sorted(((len(stems(c) & words), negates(c)) for c in parts), reverse=True)
     return shared[0][1] if shared[0][0] > shared[1][0] else None
+
+
+def _reverses(claim: str, piece: str, sense: bool, source: Source) -> bool:
+    """Whether the one of the two that negates negates what the other says: "excluding VAT"
+    beside a fee that names no VAT, or a piece's "without hiding the brickwork" beside a claim
+    that says nothing of the brickwork, reverses nothing (``cited.negates_against``). A negating
+    list's item negates by its heading."""
+    if sense:
+        return negates_against(claim, piece)
+    return piece in source.listed or negates_against(piece, claim)
 
 
 def _negation_dropped(claim: str, source: Source) -> str:

@@ -270,3 +270,24 @@ def test_a_negating_sentence_restated_with_its_words_inflected_is_caught(e5):
     found = judged("Naast haar freelancewerk voor logistieke bedrijven zoek ze ook een vaste baan.", e5,
                    CAREER_TITLE, CAREER)
     assert [(u.reason, u.detail) for u in found] == [("negation", "the document: Een vaste baan zoekt ze niet.")]
+
+
+FEES = (
+    "An online talk takes 45 minutes and costs 600 euro.\n\n"
+    "The reading room was rebuilt with help from two students, which brought the noise down from 60 to 45 dB "
+    "without hiding the old brick walls."
+)
+
+
+@pytest.mark.parametrize("sentence", [
+    "An online talk of 45 minutes costs 600 euro, excluding travel.",  # no travel in the fee to reverse
+    "Een online talk van 45 minuten kost 600 euro exclusief reiskosten.",
+    "Two students helped rebuild the reading room, bringing the noise down from 60 to 45 dB.",
+])
+def test_a_without_or_excluding_whose_object_the_document_does_not_write_reverses_nothing(sentence, e5):
+    assert judged(sentence, e5, "Talks", FEES) == []
+
+
+def test_a_without_whose_object_the_document_writes_is_a_negation(e5):
+    found = judged("The reading room was rebuilt without help from students.", e5, "Talks", FEES)
+    assert [u.reason for u in found] == ["negation"]
