@@ -149,6 +149,17 @@ def negates(text: str) -> bool:
     return any(w in _NEGATIONS or w.endswith("n't") for w in words)
 
 
+def governed(text: str) -> list[str]:
+    """The words a text's first negation governs: the content words (at most three) of the five
+    words that follow it: "toeslag" in "daar vraag ik geen toeslag", "paddles open wadden" in "She
+    never paddles the open Wadden alone"."""
+    words = topics.words(text)
+    for i, word in enumerate(words):
+        if word in _NEGATIONS or word.endswith("n't"):
+            return [w for w in words[i + 1:i + 6] if w not in topics.STOP_WORDS and len(w) >= 3][:3]
+    return []
+
+
 def negates_against(text: str, other: str) -> bool:
     """Whether ``text`` negates something ``other`` says: a negation, not counting a preposition
     ("without X", "zonder X", "excluding VAT") when ``other`` writes none of the (at most three)

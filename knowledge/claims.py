@@ -40,6 +40,7 @@ from knowledge.cited import (
     Source,
     bound_elsewhere,
     clauses,
+    governed,
     has_name_in,
     negates,
     negates_against,
@@ -60,6 +61,7 @@ NEGATION_NEAR = 0.85  # a nearest clause this close says the same thing, so a ne
 NEGATION_OVERLAP = 0.7  # the same, read from the words: this share of the claim's content words
 LEXICAL_ENOUGH = 0.7  # a piece holding this share of a claim's content words places it without the model
 NOVEL_WORDS, NOVEL_SHARE = 3, 0.5  # a claim this new to its document says something else (development set)
+GOVERNED_LEAST = 1  # a negation's governed words a claim must write to restate it without the negation
 NEAREST = 2  # the sentences nearest a claim in meaning, whose neighbourhood must hold its names and numbers
 _NAME = re.compile(r"(?<=[\s(\"'\u201c\u2018])(?:[A-Z][\w'\u2019&-]*|[\w-]*\d[\w-]*[A-Za-z][\w-]*)")
 _CITATION = re.compile(r"\[source:\s*([^\]\n]+?)\s*\]")
@@ -258,7 +260,11 @@ def _judge(claim: str, vector: _Lazy, source: Source, embedder: Embedder,
     opposite = opposed(claim, text) if scores[piece] >= (NEGATION_OVERLAP if lexical else NEGATION_NEAR) else ""
     if opposite:
         return "negation", f"{opposite}, nearest: {text[:120]}"
-    apart = _apart(claim, named, across, source, [source.pieces[int(i)][1] for i in order[:NEAREST]])
+    nearest = [source.pieces[int(i)][1] for i in order[:NEAREST]]
+    kept = "" if across else _governed_kept(claim, source, nearest)
+    if kept:
+        return "negation", f"the document: {kept[:120]}"
+    apart = _apart(claim, named, across, source, nearest)
     if apart:
         return "combination", f"{', '.join(apart)}: in the document, not beside what the claim says"
     unbound = bound_elsewhere(claim, named, source)
@@ -388,6 +394,21 @@ def _negation_dropped(claim: str, source: Source) -> str:
     for text, own, least in source.negating:
         if len(own) >= least and all(_written(word, said) for word in own):
             return text
+    return ""
+
+
+def _governed_kept(claim: str, source: Source, nearest: list[int]) -> str:
+    """A negating sentence or clause among the nearest whose negated words the claim writes
+    without a negation: "rekent een toeslag" beside "daar vraag ik geen toeslag", "installing
+    antivirus software" beside "Do not install antivirus software"."""
+    if negates(claim):
+        return ""
+    said = stems(claim)
+    for j in dict.fromkeys(nearest):
+        for text in [source.sentences[j], *clauses(source.sentences[j])]:
+            words = governed(text)
+            if len(words) >= GOVERNED_LEAST and all(_written(w[:6], said) for w in words):
+                return text
     return ""
 
 

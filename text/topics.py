@@ -98,7 +98,7 @@ TOPICS: dict[str, str] = {
 ENGLISH_STOP_WORDS = frozenset(
     "a an the and or but of for with without to in on at by from as into about after before over under "
     "is are was were be been being has have had do does did can could would will shall should may might must "
-    "i you he she it we they me him her his its our their my your this that these those there here what "
+    "i you he she it we they me him her us them his its our their my your this that these those there here what "
     "which who whom whose where when why how not no yes also too very much many more most some any all "
     "behind between within during through across against among around via per than "
     "if then so because while whether just only please again even really few "

@@ -291,3 +291,19 @@ def test_a_without_or_excluding_whose_object_the_document_does_not_write_reverse
 def test_a_without_whose_object_the_document_writes_is_a_negation(e5):
     found = judged("The reading room was rebuilt without help from students.", e5, "Talks", FEES)
     assert [u.reason for u in found] == ["negation"]
+
+
+NIGHTS = ("Measurements at night or at the weekend cost the same day rate; there is no surcharge for them. "
+          "Do not install antivirus software on operator panels before the machine builder has approved it.")
+
+
+@pytest.mark.parametrize("sentence", [
+    "For measurements at night he charges a surcharge on top of his day rate.",
+    "He advises installing antivirus software on every operator panel right away.",
+])
+def test_a_claim_writing_what_a_nearby_negation_governs_without_it_is_a_negation(sentence, e5):
+    assert [u.reason for u in judged(sentence, e5, "Rates", NIGHTS)] == ["negation"]
+
+
+def test_a_claim_near_a_negation_that_says_something_else_passes(e5):
+    assert judged("Measurements at the weekend cost the same day rate.", e5, "Rates", NIGHTS) == []
