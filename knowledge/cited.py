@@ -31,9 +31,8 @@ class Source:
         every = topics.words(f"{title}\n{body}")
         self.words = set(every)
         self.phrase_text = f" {' '.join(every)} "  # for phrase lookups
-        # what the document is about (its title, its headings) holds for each of its sentences
-        about = " ".join([title, *re.findall(r"^#+\s*(.+)$", body, re.MULTILINE)])
-        self.subject, self.subject_quantities = set(topics.words(about)), quantities(about)
+        # what a sentence's section is about (the title, the headings above it) holds for it
+        self.section = [f"{title} {' '.join(headings)}" for headings in _headings_above(body, sentences)]
         self.quantities = quantities(f"{title}\n{body}")
         self.sentence_words = [topics.words(s) for s in sentences]
         self.near_words = [set(words) for words in self.sentence_words]
@@ -121,6 +120,28 @@ def _paragraphs(body: str, sentences: list[str]) -> list[int]:
     return [where.get(sentence, -1 - i) for i, sentence in enumerate(sentences)]
 
 
+def _headings_above(body: str, sentences: list[str]) -> list[tuple[str, ...]]:
+    """Per sentence, the headings its section stands under (one per level, outermost first)."""
+    marks: list[tuple[int, tuple[str, ...]]] = []  # (offset, headings in force from there)
+    stack: list[tuple[int, str]] = []
+    offset = 0
+    for line in body.splitlines(keepends=True):
+        heading = re.match(r"(#+)\s*(.+)", line.strip())
+        if heading:
+            level = len(heading.group(1))
+            stack = [(lv, h) for lv, h in stack if lv < level] + [(level, heading.group(2))]
+            marks.append((offset, tuple(h for _, h in stack)))
+        offset += len(line)
+    found, start = [], 0
+    for sentence in sentences:
+        at = body.find(sentence, start)
+        at = at if at >= 0 else body.find(sentence)
+        start = max(start, at) if at >= 0 else start
+        above = [h for where, h in marks if where <= (at if at >= 0 else start)]
+        found.append(above[-1] if above else ())
+    return found
+
+
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.+)$")
 
 
@@ -181,6 +202,7 @@ _NEGATIONS = shared().words("negation.words", ("en", "nl", "de"))
 
 
 NEGATION_STEMS = frozenset(w[:6] for w in _NEGATIONS)
+GOVERNED_LEAST = 1  # a negation's governed words a claim must write to restate it without the negation
 _PREPOSITIONS = shared().words("negation.prepositions", ("en", "nl", "de"))
 
 
@@ -286,3 +308,39 @@ def bound_elsewhere(claim: str, named: list[str], source: Source) -> tuple[str, 
 
 def _bare(token: str) -> str:
     return token.strip("'\u2019-.").removesuffix("'s").removesuffix("\u2019s").lower()
+
+
+def negation_dropped(claim: str, source: Source) -> str:
+    """A negating sentence or clause of the document that the claim writes every content word of,
+    without a negation: "she is also looking for a full-time position" where the document says
+    "She is not looking for a full-time position" (whatever else the claim says, and however near
+    the model puts the two)."""
+    if negates(claim):
+        return ""
+    said = stems(claim)
+    for text, own, least in source.negating:
+        if len(own) >= least and all(_written_inflected(word, said) for word in own):
+            return text
+    return ""
+
+
+def governed_kept(claim: str, source: Source, nearest: list[int]) -> str:
+    """A negating sentence or clause among the nearest whose negated words the claim writes
+    without a negation: "rekent een toeslag" beside "daar vraag ik geen toeslag", "installing
+    antivirus software" beside "Do not install antivirus software"."""
+    if negates(claim):
+        return ""
+    said = stems(claim)
+    for j in dict.fromkeys(nearest):
+        for text in [source.sentences[j], *clauses(source.sentences[j])]:
+            words = governed(text)
+            if len(words) >= GOVERNED_LEAST and all(_written_inflected(w[:6], said) for w in words):
+                return text
+    return ""
+
+
+def _written_inflected(stem: str, said: set[str]) -> bool:
+    """A stem the claim writes, or writes inflected: one of four letters or more that opens the
+    other ("zoek" and "zoekt", "neem" and "neemt")."""
+    return stem in said or (len(stem) >= 4 and any(s.startswith(stem) or stem.startswith(s)
+                                                   for s in said if len(s) >= 4))

@@ -40,10 +40,11 @@ from knowledge.cited import (
     Source,
     bound_elsewhere,
     clauses,
-    governed,
+    governed_kept,
     has_name_in,
     negates,
     negates_against,
+    negation_dropped,
     opposed,
     stems,
     translated_away,
@@ -61,7 +62,6 @@ NEGATION_NEAR = 0.85  # a nearest clause this close says the same thing, so a ne
 NEGATION_OVERLAP = 0.7  # the same, read from the words: this share of the claim's content words
 LEXICAL_ENOUGH = 0.7  # a piece holding this share of a claim's content words places it without the model
 NOVEL_WORDS, NOVEL_SHARE = 3, 0.5  # a claim this new to its document says something else (development set)
-GOVERNED_LEAST = 1  # a negation's governed words a claim must write to restate it without the negation
 NEAREST = 2  # the sentences nearest a claim in meaning, whose neighbourhood must hold its names and numbers
 _NAME = re.compile(r"(?<=[\s(\"'\u201c\u2018])(?:[A-Z][\w'\u2019&-]*|[\w-]*\d[\w-]*[A-Za-z][\w-]*)")
 _CITATION = re.compile(r"\[source:\s*([^\]\n]+?)\s*\]")
@@ -234,7 +234,7 @@ def _judge(claim: str, vector: _Lazy, source: Source, embedder: Embedder,
         if not negates(claim) and any(source.negated[s] and s in source.listed for s in quoted):
             return "negation", f"the document lists it under a negation: {quoted[0][:120]}"
         return None
-    dropped = _negation_dropped(claim, source)
+    dropped = negation_dropped(claim, source)
     if dropped:
         return "negation", f"the document: {dropped[:120]}"
     across = detect_language(claim) != source.language  # its words cannot be the document's
@@ -261,7 +261,7 @@ def _judge(claim: str, vector: _Lazy, source: Source, embedder: Embedder,
     if opposite:
         return "negation", f"{opposite}, nearest: {text[:120]}"
     nearest = [source.pieces[int(i)][1] for i in order[:NEAREST]]
-    kept = "" if across else _governed_kept(claim, source, nearest)
+    kept = "" if across else governed_kept(claim, source, nearest)
     if kept:
         return "negation", f"the document: {kept[:120]}"
     apart = _apart(claim, named, across, source, nearest)
@@ -279,7 +279,7 @@ def _apart(claim: str, named: list[str], across: bool, source: Source, nearest: 
     is the previous employer's city, "from 52 to 34 incidents" where 52 and 34 are temperatures).
 
     Each must stand in the sentences nearest the claim in meaning (with those next to them in
-    their paragraph, and what the whole document is about: its title and headings). A number may
+    their paragraph, and what their sections are about: the title and the headings above them). A number may
     also stand in a sentence (or next to one) that shares a word with what the claim writes beside
     it: a claim may join two figures of one document. A claim in the other language than the
     document is read by its names only: its words cannot place a number. (Names placed by the
@@ -288,11 +288,12 @@ def _apart(claim: str, named: list[str], across: bool, source: Source, nearest: 
     # across languages the model places a claim less surely: the sentences next to the nearest
     # count whatever their paragraph
     window = source.beside(set(nearest), within_paragraph=not across)
-    words = source.subject.union(*(source.near_words[j] for j in window))
+    about = " ".join(source.section[j] for j in sorted(set(nearest)))  # the nearest sentences' sections
+    words = set(topics.words(about)).union(*(source.near_words[j] for j in window))
     # a translated institution or field counts only where these sentences write it
     text = f" {' '.join(topics.words(source.title) + [w for j in sorted(window) for w in source.sentence_words[j]])} "
     names = [n for n in translated_away(claim, named, text, words) if not has_name_in(words, n)]
-    near = source.subject_quantities.union(*(source.near_quantities[j] for j in source.beside(set(nearest))))
+    near = quantities(about).union(*(source.near_quantities[j] for j in source.beside(set(nearest))))
     values = quantities(claim).values - near.values
     if across:
         return names
@@ -381,39 +382,3 @@ def _reverses(claim: str, piece: str, sense: bool, source: Source) -> bool:
     if sense:
         return negates_against(claim, piece)
     return piece in source.listed or negates_against(piece, claim)
-
-
-def _negation_dropped(claim: str, source: Source) -> str:
-    """A negating sentence or clause of the document that the claim writes every content word of,
-    without a negation: "she is also looking for a full-time position" where the document says
-    "She is not looking for a full-time position" (whatever else the claim says, and however near
-    the model puts the two)."""
-    if negates(claim):
-        return ""
-    said = stems(claim)
-    for text, own, least in source.negating:
-        if len(own) >= least and all(_written(word, said) for word in own):
-            return text
-    return ""
-
-
-def _governed_kept(claim: str, source: Source, nearest: list[int]) -> str:
-    """A negating sentence or clause among the nearest whose negated words the claim writes
-    without a negation: "rekent een toeslag" beside "daar vraag ik geen toeslag", "installing
-    antivirus software" beside "Do not install antivirus software"."""
-    if negates(claim):
-        return ""
-    said = stems(claim)
-    for j in dict.fromkeys(nearest):
-        for text in [source.sentences[j], *clauses(source.sentences[j])]:
-            words = governed(text)
-            if len(words) >= GOVERNED_LEAST and all(_written(w[:6], said) for w in words):
-                return text
-    return ""
-
-
-def _written(stem: str, said: set[str]) -> bool:
-    """A stem the claim writes, or writes inflected: one of four letters or more that opens the
-    other ("zoek" and "zoekt", "neem" and "neemt")."""
-    return stem in said or (len(stem) >= 4 and any(s.startswith(stem) or stem.startswith(s)
-                                                   for s in said if len(s) >= 4))

@@ -307,3 +307,16 @@ def test_a_claim_writing_what_a_nearby_negation_governs_without_it_is_a_negation
 
 def test_a_claim_near_a_negation_that_says_something_else_passes(e5):
     assert judged("Measurements at the weekend cost the same day rate.", e5, "Rates", NIGHTS) == []
+
+
+SECTIONS = (
+    "## Platform lead at Orvane (2021 – now)\nShe moved the billing service from Flask to Django.\n\n"
+    "## Engineer at Kestrel Rail (2016 – 2021)\nShe built the capacity planner in Go and cut planning "
+    "time to four minutes."
+)
+
+
+def test_a_heading_places_names_for_its_own_section_only(e5):
+    assert judged("At Orvane she moved the billing service over from Flask to Django.", e5, "CV", SECTIONS) == []
+    found = judged("At Kestrel Rail she moved the billing service over from Flask to Django.", e5, "CV", SECTIONS)
+    assert [u.reason for u in found] == ["combination"]
