@@ -61,9 +61,11 @@ MEANING_FLOOR = 0.83
 NEGATION_NEAR = 0.85  # a nearest clause this close says the same thing, so a negation turns it round
 NEGATION_OVERLAP = 0.7  # the same, read from the words: this share of the claim's content words
 LEXICAL_ENOUGH = 0.7  # a piece holding this share of a claim's content words places it without the model
+ADDED_WORDS = 2  # the same, for a claim that says it adds something ("also", "ook")
 NOVEL_WORDS, NOVEL_SHARE = 3, 0.5  # a claim this new to its document says something else (development set)
 NEAREST = 2  # the sentences nearest a claim in meaning, whose neighbourhood must hold its names and numbers
 _NAME = re.compile(r"(?<=[\s(\"'\u201c\u2018])(?:[A-Z][\w'\u2019&-]*|[\w-]*\d[\w-]*[A-Za-z][\w-]*)")
+_ADDING = shared().words("adding.words", ("en", "nl", "de"))
 _CITATION = re.compile(r"\[source:\s*([^\]\n]+?)\s*\]")
 _AFTER_CITATION = re.compile(r"(\[source:[^\]\n]+\])[ \t]+(?=[A-Z0-9(\"'\u201c])")
 _LEADING_CITATIONS = re.compile(r"^(?:\s*\[source:[^\]\n]+\])+\s*")
@@ -213,7 +215,11 @@ def _novel(claim: str, owner: str, source: Source, named: list[str]) -> list[str
     # numbers are read as numbers; a short word may open a longer one of the document ("hour": "hourly")
     novel = [w for w in said if w[:6] not in source.stems and w[:6] not in names and not quantities(w).values
              and not (len(w) < 6 and any(stem.startswith(w) for stem in source.stems))]
-    return novel if len(novel) >= NOVEL_WORDS and len(novel) >= NOVEL_SHARE * len(said) else []
+    if len(novel) >= NOVEL_WORDS and len(novel) >= NOVEL_SHARE * len(said):
+        return novel
+    # "also", "ook", "besides": the claim adds something, and what it adds is not in the document
+    added = [w for w in novel if w not in _ADDING]
+    return added if len(added) >= ADDED_WORDS and _ADDING.intersection(topics.words(claim)) else []
 
 
 def _judge(claim: str, vector: _Lazy, source: Source, embedder: Embedder,

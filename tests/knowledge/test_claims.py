@@ -320,3 +320,17 @@ def test_a_heading_places_names_for_its_own_section_only(e5):
     assert judged("At Orvane she moved the billing service over from Flask to Django.", e5, "CV", SECTIONS) == []
     found = judged("At Kestrel Rail she moved the billing service over from Flask to Django.", e5, "CV", SECTIONS)
     assert [u.reason for u in found] == ["combination"]
+
+
+@pytest.mark.parametrize(("sentence", "reason"), [
+    # what it adds (two words or more) the document never writes, however near the rest of it is
+    ("The team of five engineers also rebuilt the route planner's weather module.", "meaning"),
+    ("Drivers also see their routes and the expected traffic jams the evening before.", "meaning"),
+    ("Besides pricing models, she also built churn dashboards at Dunmore Analytics in Leeds.", "meaning"),
+])
+def test_a_claim_that_says_it_adds_something_the_document_lacks_is_caught(sentence, reason, e5):
+    assert [u.reason for u in check(sentence, e5)] == [reason]
+
+
+def test_a_claim_that_adds_what_the_document_says_passes(e5):
+    assert check("Drivers also see their routes the evening before.", e5) == []
