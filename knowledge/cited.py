@@ -170,15 +170,14 @@ def negates(text: str) -> bool:
     return any(w in _NEGATIONS or w.endswith("n't") for w in words)
 
 
-def governed(text: str) -> list[str]:
-    """The words a text's first negation governs: the content words (at most three) of the five
-    words that follow it: "toeslag" in "daar vraag ik geen toeslag", "paddles open wadden" in "She
-    never paddles the open Wadden alone"."""
+def governed(text: str) -> list[list[str]]:
+    """The words each negation of a text governs: the content words (at most three) of the five
+    words after it: "toeslag" in "daar vraag ik geen toeslag", "paddles open wadden" in "She
+    never paddles the open Wadden alone"; "vaste baan" and "detacheringsbureaus" in "Ik neem geen
+    vaste baan aan en werk niet via detacheringsbureaus"."""
     words = topics.words(text)
-    for i, word in enumerate(words):
-        if word in _NEGATIONS or word.endswith("n't"):
-            return [w for w in words[i + 1:i + 6] if w not in topics.STOP_WORDS and len(w) >= 3][:3]
-    return []
+    return [[w for w in words[i + 1:i + 6] if w not in topics.STOP_WORDS and len(w) >= 3][:3]
+            for i, word in enumerate(words) if word in _NEGATIONS or word.endswith("n't")]
 
 
 def negates_against(text: str, other: str) -> bool:
@@ -333,8 +332,8 @@ def governed_kept(claim: str, source: Source, nearest: list[int]) -> str:
     said = stems(claim)
     for j in dict.fromkeys(nearest):
         for text in [source.sentences[j], *clauses(source.sentences[j])]:
-            words = governed(text)
-            if len(words) >= GOVERNED_LEAST and all(_written_inflected(w[:6], said) for w in words):
+            if any(len(words) >= GOVERNED_LEAST and all(_written_inflected(w[:6], said) for w in words)
+                   for words in governed(text)):
                 return text
     return ""
 

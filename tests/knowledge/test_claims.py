@@ -294,12 +294,14 @@ def test_a_without_whose_object_the_document_writes_is_a_negation(e5):
 
 
 NIGHTS = ("Measurements at night or at the weekend cost the same day rate; there is no surcharge for them. "
-          "Do not install antivirus software on operator panels before the machine builder has approved it.")
+          "Do not install antivirus software on operator panels before the machine builder has approved it. "
+          "He takes no permanent job and does not work through recruitment agencies.")
 
 
 @pytest.mark.parametrize("sentence", [
     "For measurements at night he charges a surcharge on top of his day rate.",
     "He advises installing antivirus software on every operator panel right away.",
+    "He works through recruitment agencies for most clients.",  # what the second negation governs
 ])
 def test_a_claim_writing_what_a_nearby_negation_governs_without_it_is_a_negation(sentence, e5):
     assert [u.reason for u in judged(sentence, e5, "Rates", NIGHTS)] == ["negation"]
