@@ -13,7 +13,7 @@ from text import topics
 from text.counterparts import counterparts, phrase_groups
 from text.language import detect_language
 from text.lexicon import shared
-from text.numbers import quantities
+from text.numbers import quantities, rates
 from text.sentences import split_sentences
 
 
@@ -34,6 +34,7 @@ class Source:
         # what a sentence's section is about (the title, the headings above it) holds for it
         self.section = [f"{title} {' '.join(headings)}" for headings in _headings_above(body, sentences)]
         self.quantities = quantities(f"{title}\n{body}")
+        self.rates = rates(f"{title}\n{body}")  # (value, period): "40,000 bookings a month"
         self.sentence_words = [topics.words(s) for s in sentences]
         self.near_words = [set(words) for words in self.sentence_words]
         self.near_quantities = [quantities(s) for s in sentences]

@@ -54,7 +54,7 @@ from knowledge.translation import cached_vectors
 from text import topics
 from text.language import detect_language
 from text.lexicon import owner_references, shared
-from text.numbers import SCALED, quantities, shown
+from text.numbers import SCALED, quantities, rates, shown
 from text.sentences import split_sentences
 
 MEANING_FLOOR = 0.83
@@ -229,6 +229,10 @@ def _judge(claim: str, vector: _Lazy, source: Source, embedder: Embedder,
     missing = quantities(claim).missing_from(source.quantities)
     if missing:
         return "number", ", ".join(missing)
+    for value, period in sorted(rates(claim)):
+        given = {p for v, p in source.rates if v == value}
+        if given and period not in given:  # the document's figure, per another period
+            return "number", f"{shown(value)} per {period}; the document: per {', '.join(sorted(given))}"
     named = _names(claim, owner)
     names = translated_away(claim, [n for n in named if not source.has_name(n)], source.phrase_text, source.words,
                              named)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 
 # A number as written: digits with thousands separators (groups of three after "," or ".") or a
 # decimal part; not digits glued to letters ("p95", "S5", "2FA": names, not quantities).
@@ -97,3 +98,39 @@ def _months(text: str) -> set[int]:
 
 def shown(value: float) -> str:
     return str(int(value)) if value.is_integer() else f"{value:g}"
+
+
+_RATE_TOKEN = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+|/")
+RATE_REACH = 4  # the words after a figure in which its period may stand ("40,000 bookings a month")
+
+
+@cache
+def _periods() -> tuple[dict[str, str], frozenset[str]]:
+    """Each period word (any language) with its period, and the words that make a period a rate."""
+    from text.lexicon import shared  # text.lexicon reads text/data; imported late, as it is large
+
+    lexicon = shared()
+    langs = ("en", "nl", "de")
+    named = {w: period for period in ("hour", "day", "week", "month", "year")
+             for w in lexicon.words(f"periods.{period}", langs)}
+    return named, lexicon.words("periods.per", langs) | {"/"}
+
+
+def rates(text: str) -> set[tuple[float, str]]:
+    """The figures a text gives per period: (value, period) for "40,000 bookings a month", "95
+    euro per uur", "2,000 visitors weekly" (the period within ``RATE_REACH`` words of the figure,
+    after "a", "per", "elke" or written as "weekly")."""
+    named, per = _periods()
+    tokens = _RATE_TOKEN.findall(text.lower())
+    found = set()
+    for i, token in enumerate(tokens):
+        if not token[0].isdigit() or (value := _value(token)) is None:
+            continue
+        for j in range(i + 1, min(len(tokens), i + 1 + RATE_REACH)):
+            if tokens[j][0].isdigit():
+                break
+            period = named.get(tokens[j])
+            if period and (tokens[j].endswith(("ly", "lijks", "lich")) or tokens[j - 1] in per):
+                found.add((value, period))
+                break
+    return found

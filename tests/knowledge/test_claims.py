@@ -336,3 +336,24 @@ def test_a_claim_that_says_it_adds_something_the_document_lacks_is_caught(senten
 
 def test_a_claim_that_adds_what_the_document_says_passes(e5):
     assert check("Drivers also see their routes the evening before.", e5) == []
+
+
+def test_rates_are_figures_per_period_in_each_language():
+    from text.numbers import rates
+
+    assert rates("around 40,000 bookings a month, 95 euro per uur, 2,000 visitors weekly") == {
+        (40000.0, "month"), (95.0, "hour"), (2000.0, "week")}
+    assert rates("Her day rate is 1,100 euro; she worked there for 3 years.") == set()  # no figure per period
+    assert rates("1.100 euro per dag") == rates("1,100 euro a day") == {(1100.0, "day")}
+
+
+@pytest.mark.parametrize(("sentence", "reason"), [
+    ("The route planner now plans 3,200 deliveries a week.", "number"),  # the document's figure, per another period
+    ("De routeplanner plant nu 3.200 leveringen per maand.", "number"),
+])
+def test_a_figure_given_per_another_period_is_a_changed_number(sentence, reason, e5):
+    assert [u.reason for u in check(sentence, e5)] == [reason]
+
+
+def test_a_figure_given_per_its_own_period_passes(e5):
+    assert check("The route planner now plans 3,200 deliveries daily.", e5) == []
