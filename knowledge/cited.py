@@ -6,7 +6,7 @@ one of a pair of alternatives, an institution's or field's words in the other la
 
 from __future__ import annotations
 
-import itertools
+import bisect
 import re
 
 from text import topics
@@ -39,13 +39,12 @@ class Source:
         self.near_words = [set(words) for words in self.sentence_words]
         self.near_quantities = [quantities(s) for s in sentences]
         self.piece_stems = [stems(text) for text, _ in self.pieces]
-        # the smallest pieces: each sentence's clauses, or the sentence when it has none
-        split = {i for _, i in self.pieces[len(sentences):]}
-        self.smallest_words = [set(topics.words(part)) for k, (text, i) in enumerate(self.pieces)
-                               if (k >= len(sentences)) == (i in split) for part in _AND.split(text)]
         self.sentence_stems = self.piece_stems[:len(sentences)]  # the sentences are the first pieces
         self.stems = stems(title).union(*self.sentence_stems)
         self.paragraph = _paragraphs(body, sentences)
+        # a sentence with its neighbours in its paragraph and the headings above it
+        self.surrounding = [set(topics.words(self.section[j])).union(*(self.near_words[k] for k in self.beside({j})))
+                            for j in range(len(sentences))]
         self.language = detect_language(body)
         # a list under a heading or lead-in that negates ("## What I don't take on", "Niet:"):
         # each item says its part of the negation
@@ -89,9 +88,6 @@ _CLAUSE = re.compile(r"[;:]\s+|,\s+(?=(?:and|but|which|who|where|while|en|maar|d
                      r"\s+(?:and|en)\s+(?=[a-z]+(?:ed|de|te|t)\b)")
 
 
-_AND = re.compile(r"\s+(?:and|en|und|et|y)\s+")
-
-
 def clauses(sentence: str) -> list[str]:
     """A long sentence's clauses, each of three words or more (a sentence of one clause: none)."""
     parts = [p.strip() for p in _CLAUSE.split(sentence)]
@@ -122,24 +118,28 @@ def _paragraphs(body: str, sentences: list[str]) -> list[int]:
 
 
 def _headings_above(body: str, sentences: list[str]) -> list[tuple[str, ...]]:
-    """Per sentence, the headings its section stands under (one per level, outermost first)."""
-    marks: list[tuple[int, tuple[str, ...]]] = []  # (offset, headings in force from there)
+    """Per sentence, the headings its section stands under (one per level, outermost first); a
+    "# comment" inside a fenced code block is none. A sentence is looked for after the one
+    before it; one not found as written (its spaces changed) takes that place."""
+    offsets: list[int] = []  # where each set of headings comes into force
+    marks: list[tuple[str, ...]] = []
     stack: list[tuple[int, str]] = []
-    offset = 0
+    offset, fenced = 0, False
     for line in body.splitlines(keepends=True):
-        heading = re.match(r"(#+)\s*(.+)", line.strip())
+        fenced ^= line.lstrip().startswith("```")
+        heading = None if fenced else re.match(r"(#+)\s+(.+)", line.strip())
         if heading:
             level = len(heading.group(1))
             stack = [(lv, h) for lv, h in stack if lv < level] + [(level, heading.group(2))]
-            marks.append((offset, tuple(h for _, h in stack)))
+            offsets.append(offset)
+            marks.append(tuple(h for _, h in stack))
         offset += len(line)
     found, start = [], 0
     for sentence in sentences:
         at = body.find(sentence, start)
-        at = at if at >= 0 else body.find(sentence)
-        start = max(start, at) if at >= 0 else start
-        above = [h for where, h in marks if where <= (at if at >= 0 else start)]
-        found.append(above[-1] if above else ())
+        start = at if at >= 0 else start
+        index = bisect.bisect_right(offsets, start) - 1
+        found.append(marks[index] if index >= 0 else ())
     return found
 
 
@@ -167,18 +167,29 @@ def _negated_items(body: str) -> set[str]:
 
 
 def negates(text: str) -> bool:
-    words = topics.words(text)
-    return any(w in _NEGATIONS or w.endswith("n't") for w in words)
+    return any(_negation(w) for w in topics.words(text))
+
+
+def _negation(word: str) -> bool:
+    return word in _NEGATIONS or word.endswith("n't")
+
+
+_GOVERNING = re.compile(r"[,;:.!?()]|\b(?:and|but|or|en|maar|und|aber|oder)\b", re.IGNORECASE)  # a clause's ends
 
 
 def governed(text: str) -> list[list[str]]:
-    """The words each negation of a text governs: the content words (at most three) of the five
-    words after it: "toeslag" in "daar vraag ik geen toeslag", "paddles open wadden" in "She
+    """The words each negation of a text governs: the content words (at most three) after it in
+    its clause: "toeslag" in "daar vraag ik geen toeslag voor", "paddles open wadden" in "She
     never paddles the open Wadden alone"; "vaste baan" and "detacheringsbureaus" in "Ik neem geen
-    vaste baan aan en werk niet via detacheringsbureaus"."""
-    words = topics.words(text)
-    return [[w for w in words[i + 1:i + 6] if w not in topics.STOP_WORDS and len(w) >= 3][:3]
-            for i, word in enumerate(words) if word in _NEGATIONS or word.endswith("n't")]
+    vaste baan aan en werk niet via detacheringsbureaus". "Not only", "niet alleen" restrict
+    nothing and govern nothing."""
+    found = []
+    for part in _GOVERNING.split(text):
+        words = topics.words(part)
+        for i, word in enumerate(words):
+            if _negation(word) and not (i + 1 < len(words) and words[i + 1] in _ONLY):
+                found.append([w for w in words[i + 1:] if w not in topics.STOP_WORDS and len(w) >= 3][:3])
+    return found
 
 
 def negates_against(text: str, other: str) -> bool:
@@ -190,10 +201,10 @@ def negates_against(text: str, other: str) -> bool:
     stems_written = {w[:6] for w in written}
     for i, word in enumerate(words):
         if word in _PREPOSITIONS:
-            governed = [w for w in words[i + 1:i + 6] if w not in topics.STOP_WORDS][:3]
-            if any(w[:6] in stems_written or counterparts(w) & written for w in governed):
+            objects = [w for w in words[i + 1:i + 6] if w not in topics.STOP_WORDS][:3]
+            if any(w[:6] in stems_written or counterparts(w) & written for w in objects):
                 return True
-        elif word in _NEGATIONS or word.endswith("n't"):
+        elif _negation(word):
             return True
     return False
 
@@ -204,6 +215,7 @@ _NEGATIONS = shared().words("negation.words", ("en", "nl", "de"))
 NEGATION_STEMS = frozenset(w[:6] for w in _NEGATIONS)
 GOVERNED_LEAST = 1  # a negation's governed words a claim must write to restate it without the negation
 _PREPOSITIONS = shared().words("negation.prepositions", ("en", "nl", "de"))
+_ONLY = shared().words("negation.only", ("en", "nl", "de"))  # "not only", "niet alleen": no negation
 
 
 def _alternatives() -> tuple[tuple[frozenset[str], ...], ...]:
@@ -264,52 +276,6 @@ def _writes(text: str, words: set[str], form: str, beside: set[str]) -> bool:
     return " " not in form and len(form) >= 5 and any(w.startswith(form) for w in words)
 
 
-# a name's own joints ("University of Twente", "Brons & Ketelaar"): inside one name, not between two
-_JOINTS = frozenset({"of", "van", "der", "den", "de", "du", "la", "&"})
-# two names a list or a choice puts side by side are not bound to each other
-_COORDINATING = frozenset({"and", "or", "nor", "en", "of", "noch", "und", "oder", "et", "ou", "y", "o"})
-_CORRELATIVE = frozenset({"both", "either", "zowel", "sowohl", "entweder"})
-
-
-def bound_elsewhere(claim: str, named: list[str], source: Source) -> tuple[str, str] | None:
-    """Two of the claim's names that it binds with nothing but function words between them
-    ("Datavelt in Rotterdam", "Computer Science from the University of Twente"), each in the
-    document, but never in one clause (or heading, or list item) of it: a true place, school or
-    employer put with the wrong other one. Names the document lacks are the name check's."""
-    lowered = {n.lower() for n in named}
-    tokens = re.findall(r"[\w&][\w&'\u2019.-]*|,", claim)  # a comma parts two names
-    phrases: list[tuple[int, int]] = []  # [start, end) of runs of name tokens
-    i = 0
-    while i < len(tokens):
-        if _bare(tokens[i]) in lowered:
-            j = i + 1
-            while j < len(tokens) and (_bare(tokens[j]) in lowered or (
-                    tokens[j].lower() in _JOINTS and j + 1 < len(tokens) and _bare(tokens[j + 1]) in lowered)):
-                j += 1
-            phrases.append((i, j))
-            i = j
-        else:
-            i += 1
-    for (a0, a1), (b0, b1) in itertools.pairwise(phrases):
-        between = tokens[a1:b0]
-        if not between or len(between) > 3 or any(t.lower() not in topics.STOP_WORDS or t.lower() in _COORDINATING
-                                                  for t in between):
-            continue
-        if a0 and tokens[a0 - 1].lower() in _CORRELATIVE:  # "zowel Engels als Arabisch": a list of two
-            continue
-        first = [_bare(t) for t in tokens[a0:a1] if t.lower() not in _JOINTS]
-        second = [_bare(t) for t in tokens[b0:b1] if t.lower() not in _JOINTS]
-        if not all(source.has_name(n) for n in first + second):
-            continue
-        if not any(all(has_name_in(words, n) for n in first + second) for words in source.smallest_words):
-            return " ".join(tokens[a0:a1]), " ".join(tokens[b0:b1])
-    return None
-
-
-def _bare(token: str) -> str:
-    return token.strip("'\u2019-.").removesuffix("'s").removesuffix("\u2019s").lower()
-
-
 def negation_dropped(claim: str, source: Source) -> str:
     """A negating sentence or clause of the document that the claim writes every content word of,
     without a negation: "she is also looking for a full-time position" where the document says
@@ -340,7 +306,9 @@ def governed_kept(claim: str, source: Source, nearest: list[int]) -> str:
 
 
 def _written_inflected(stem: str, said: set[str]) -> bool:
-    """A stem the claim writes, or writes inflected: one of four letters or more that opens the
-    other ("zoek" and "zoekt", "neem" and "neemt")."""
-    return stem in said or (len(stem) >= 4 and any(s.startswith(stem) or stem.startswith(s)
-                                                   for s in said if len(s) >= 4))
+    """A stem the claim writes, or writes inflected: one of four letters or more that the other
+    extends by one or two letters ("zoek" and "zoekt", "work" and "works"; not "java" and
+    "javasc", a stem cut at six letters of a longer word)."""
+    return stem in said or (len(stem) >= 4 and any(
+        (long.startswith(short) and len(long) < 6 and len(long) - len(short) <= 2)  # not cut at six letters
+        for s in said if len(s) >= 4 for short, long in (sorted((stem, s), key=len),)))

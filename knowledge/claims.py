@@ -36,9 +36,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from knowledge import claim_vectors
+from knowledge.bindings import bound_elsewhere
 from knowledge.cited import (
     Source,
-    bound_elsewhere,
     clauses,
     governed_kept,
     has_name_in,
@@ -61,7 +61,7 @@ MEANING_FLOOR = 0.83
 NEGATION_NEAR = 0.85  # a nearest clause this close says the same thing, so a negation turns it round
 NEGATION_OVERLAP = 0.7  # the same, read from the words: this share of the claim's content words
 LEXICAL_ENOUGH = 0.7  # a piece holding this share of a claim's content words places it without the model
-ADDED_WORDS = 2  # the same, for a claim that says it adds something ("also", "ook")
+ADDED_WORDS = 2  # novel words enough in a claim that says it adds something ("also", "ook")
 NOVEL_WORDS, NOVEL_SHARE = 3, 0.5  # a claim this new to its document says something else (development set)
 NEAREST = 2  # the sentences nearest a claim in meaning, whose neighbourhood must hold its names and numbers
 _NAME = re.compile(r"(?<=[\s(\"'\u201c\u2018])(?:[A-Z][\w'\u2019&-]*|[\w-]*\d[\w-]*[A-Za-z][\w-]*)")
@@ -205,7 +205,8 @@ def _nearness(claim: str, vector: _Lazy, source: Source, embedder: Embedder,
 def _novel(claim: str, owner: str, source: Source, named: list[str]) -> list[str]:
     """The claim's content words the document writes nowhere, when they are at least
     ``NOVEL_WORDS`` and ``NOVEL_SHARE`` of its content words: a claim in the document's language
-    that says mostly what the document does not (a paraphrase rewords some words, not most).
+    that says mostly what the document does not (a paraphrase rewords some words, not most); or
+    at least ``ADDED_WORDS`` in a claim that says it adds something ("also", "ook": ``[adding]``).
     ``named``: the claim's names, checked as names (none is new here)."""
     own = {w[:6] for w in owner_references(owner)}
     names = {w.lower()[:6] for w in named}
@@ -263,7 +264,8 @@ def _judge(claim: str, vector: _Lazy, source: Source, embedder: Embedder,
     text = source.pieces[piece][0]
     sense = _sense(claim, text, across)
     if sense is not None and scores[piece] >= (NEGATION_OVERLAP if lexical else NEGATION_NEAR) \
-            and sense != source.negated[text] and _reverses(claim, text, sense, source):
+            and sense != source.negated[text] \
+            and _reverses(claim, text, sense, listed=source.sentences[best] in source.listed):
         return "negation", f"nearest: {text[:120]}"
     # and the other one of a pair, in that clause ("lower" and "increased" of two things in one
     # sentence are no opposites)
@@ -384,11 +386,11 @@ def _sense(claim: str, piece: str, across: bool) -> bool | None:
     return shared[0][1] if shared[0][0] > shared[1][0] else None
 
 
-def _reverses(claim: str, piece: str, sense: bool, source: Source) -> bool:
+def _reverses(claim: str, piece: str, sense: bool, listed: bool) -> bool:
     """Whether the one of the two that negates negates what the other says: "excluding VAT"
     beside a fee that names no VAT, or a piece's "without hiding the brickwork" beside a claim
     that says nothing of the brickwork, reverses nothing (``cited.negates_against``). A negating
-    list's item negates by its heading."""
+    list's item (``listed``: the piece's sentence is one) negates by its heading."""
     if sense:
         return negates_against(claim, piece)
-    return piece in source.listed or negates_against(piece, claim)
+    return listed or negates_against(piece, claim)

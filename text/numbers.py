@@ -100,7 +100,7 @@ def shown(value: float) -> str:
     return str(int(value)) if value.is_integer() else f"{value:g}"
 
 
-_RATE_TOKEN = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+|/")
+_RATE_TOKEN = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+|[/.;:!?]")
 RATE_REACH = 4  # the words after a figure in which its period may stand ("40,000 bookings a month")
 
 
@@ -118,19 +118,25 @@ def _periods() -> tuple[dict[str, str], frozenset[str]]:
 
 def rates(text: str) -> set[tuple[float, str]]:
     """The figures a text gives per period: (value, period) for "40,000 bookings a month", "95
-    euro per uur", "2,000 visitors weekly" (the period within ``RATE_REACH`` words of the figure,
-    after "a", "per", "elke" or written as "weekly")."""
+    euro per uur", "2,000 visitors weekly", "40k a week": the last period within ``RATE_REACH``
+    words of the figure and in its sentence, after "a", "per" or "elke" or written as "weekly"
+    ("3 juniors for an hour a week" is 3 a week). A year is no figure of a rate."""
     named, per = _periods()
+    text = SCALED.sub(lambda m: str(round((_value(m.group(1).replace(",", ".")) or 0) * 1000)), text)
     tokens = _RATE_TOKEN.findall(text.lower())
     found = set()
     for i, token in enumerate(tokens):
-        if not token[0].isdigit() or (value := _value(token)) is None:
+        if not token[0].isdigit() or (value := _value(token)) is None or _YEAR.fullmatch(token):
             continue
+        period = None
         for j in range(i + 1, min(len(tokens), i + 1 + RATE_REACH)):
-            if tokens[j][0].isdigit():
+            if tokens[j][0].isdigit() or tokens[j] in ".;:!?":
                 break
-            period = named.get(tokens[j])
-            if period and (tokens[j].endswith(("ly", "lijks", "lich")) or tokens[j - 1] in per):
-                found.add((value, period))
-                break
+            if tokens[j] in named and (tokens[j].endswith(("ly", "lijks", "lich")) or tokens[j - 1] in per):
+                period = named[tokens[j]]
+        if period:
+            found.add((value, period))
     return found
+
+
+_YEAR = re.compile(r"(?:19|20)\d\d")

@@ -1,0 +1,100 @@
+"""Names a claim binds to each other ("Datavelt in Rotterdam", "Computer Science from the
+University of Twente") and whether its cited document binds them so (``knowledge.claims``'s
+wrong-combination check)."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from text import topics
+from text.counterparts import counterparts
+
+if TYPE_CHECKING:
+    from knowledge.cited import Source
+
+
+# a name's own joints ("University of Twente", "Brons & Ketelaar"): inside one name, not between two
+_JOINTS = frozenset({"of", "van", "der", "den", "de", "von", "&"})
+# two names a list or a choice puts side by side are not bound to each other
+_COORDINATING = frozenset({"and", "or", "nor", "en", "of", "noch", "und", "oder", "as", "als"})
+_CORRELATIVE = frozenset({"both", "either", "zowel", "sowohl", "entweder"})
+_TOKEN = re.compile(r"[\w&][\w&'\u2019.-]*|,")  # a comma parts two names
+
+
+def bindings(text: str, is_name: Callable[[str], bool]) -> list[tuple[list[str], list[str]]]:
+    """The pairs of names a text binds with nothing but (one to three) function words between
+    them, "Datavelt in Rotterdam", "Computer Science from the University of Twente"; names listed
+    side by side ("Leeds and York", "zowel Engels als Arabisch") or parted by a comma bind
+    nothing. Each name as its words (``_bare``), a name's joints left out."""
+    tokens = _TOKEN.findall(text)
+    phrases: list[tuple[int, int]] = []  # [start, end) of runs of name tokens
+    i = 0
+    while i < len(tokens):
+        if not is_name(tokens[i]):
+            i += 1
+            continue
+        j = i + 1
+        while j < len(tokens) and (is_name(tokens[j]) or (
+                tokens[j].lower() in _JOINTS and j + 1 < len(tokens) and is_name(tokens[j + 1]))):
+            j += 1
+        phrases.append((i, j))
+        i = j
+    found = []
+    for (a0, a1), (b0, b1) in itertools.pairwise(phrases):
+        between = [t.lower() for t in tokens[a1:b0]]
+        if not between or len(between) > 3 or any(t not in topics.STOP_WORDS or t in _COORDINATING for t in between):
+            continue
+        if a0 and tokens[a0 - 1].lower() in _CORRELATIVE:
+            continue
+        found.append(([_bare(t) for t in tokens[a0:a1] if t.lower() not in _JOINTS],
+                      [_bare(t) for t in tokens[b0:b1] if t.lower() not in _JOINTS]))
+    return found
+
+
+def bound_elsewhere(claim: str, named: list[str], source: Source) -> tuple[str, str] | None:
+    """Two names the claim binds ("Datavelt in Rotterdam"; ``bindings``), each in the document,
+    that the document never writes together (in a sentence with its neighbours in the paragraph
+    and the headings above it), or writes together only in sentences that bind each of them to
+    another name ("bij Railfleet in Rotterdam ... bij Datavelt in Eindhoven"): a true place,
+    school or employer put with the wrong other one. Names the document lacks are the name
+    check's."""
+    lowered = {n.lower() for n in named}
+    for first, second in bindings(claim, lambda token: _bare(token) in lowered):
+        names = first + second
+        if not all(source.has_name(n) for n in names):
+            continue
+        holding = [j for j, words in enumerate(source.near_words) if all(_names_in(words, n) for n in names)]
+        if not holding and not any(all(_names_in(words, n) for n in names) for words in source.surrounding):
+            return " ".join(first), " ".join(second)
+        if holding and all(_bound_to_others(source.sentences[j], first, second) for j in holding):
+            return " ".join(first), " ".join(second)
+    return None
+
+
+def _bound_to_others(sentence: str, first: list[str], second: list[str]) -> bool:
+    """Whether a sentence binds the first name to another name, and the second to another."""
+    pairs = bindings(sentence, _named)
+    first_of, second_of = set(first), set(second)
+    return (any(first_of <= set(a) and not second_of <= set(b) for a, b in pairs)
+            and any(second_of <= set(b) and not first_of <= set(a) for a, b in pairs))
+
+
+def _names_in(words: set[str], name: str) -> bool:
+    """``has_name_in`` without its loosest reading (a word of the text opening the name: "data"
+    for "Datavelt"): a binding is judged on the name itself, its other-language form or its
+    inflection ("Groningse")."""
+    stem = name[:max(4, len(name) - 3)]
+    return name in words or bool(counterparts(name) & words) or (
+        len(name) >= 5 and any(w.startswith(stem) for w in words if w[:1] == name[:1]))
+
+
+def _named(token: str) -> bool:
+    """A document's token that may be part of a name: capitalised or with a digit, no function word."""
+    return (token[:1].isupper() or any(c.isdigit() for c in token)) and token.lower() not in topics.STOP_WORDS
+
+
+def _bare(token: str) -> str:
+    return token.strip("'\u2019-.").removesuffix("'s").removesuffix("\u2019s").lower()
