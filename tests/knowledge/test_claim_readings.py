@@ -38,7 +38,8 @@ def test_names_the_document_writes_together_are_bound(claim, document):
     ("She holds an MSc in Computer Science from the University of Twente.",
      "She holds an MSc in Computer Science from Delft University of Technology (2015), with a thesis on search, "
      "and a BSc in Applied Mathematics from the University of Twente (2013)."),
-    ("She worked at Kestrel Rail in Leeds.", "## Kestrel Rail, York\nPlanning software.\n\n## Dunmore, Leeds\nPricing."),
+    ("She worked at Kestrel Rail in Leeds.",
+     "## Kestrel Rail, York\nPlanning software.\n\n## Dunmore, Leeds\nPricing."),
 ])
 def test_names_the_document_binds_to_others_are_caught(claim, document):
     assert bound_elsewhere(claim, _names(claim), Source("CV", document)) is not None

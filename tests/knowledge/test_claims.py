@@ -203,6 +203,7 @@ def test_opposites_are_read_in_both_languages_and_a_sentence_writing_both_is_no_
     assert opposed("Het aantal daalde.", "The number increased.") == "daalde / increased"
     assert opposed("She works part-time.", "Full-time in winter, part-time in summer.") == ""
     assert opposed("She works at Kantara.", "She works part-time.") == ""
+    assert opposed("He turned the volume up by 6 dB.", "Hij zette het volume 6 dB omlaag.") == "up / omlaag"
 
 
 def one(title: str, body: str, sentence: str) -> list[str]:
