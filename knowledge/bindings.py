@@ -1,5 +1,5 @@
-"""Names a claim binds to each other ("Datavelt in Rotterdam", "Computer Science from the
-University of Twente") and whether its cited document binds them so (``knowledge.claims``'s
+"""Names a claim binds to each other ("Harfield Data in Leeds", "Computer Science from the
+University of Groningen") and whether its cited document binds them so (``knowledge.claims``'s
 wrong-combination check)."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from knowledge.cited import Source
 
 
-# a name's own joints ("University of Twente", "Brons & Ketelaar"): inside one name, not between two
+# a name's own joints ("University of Groningen", "Smit & Visser"): inside one name, not between two
 _JOINTS = frozenset({"of", "van", "der", "den", "de", "von", "&"})
 # two names a list or a choice puts side by side are not bound to each other
 _COORDINATING = frozenset({"and", "or", "nor", "en", "of", "noch", "und", "oder", "as", "als"})
@@ -26,7 +26,7 @@ _TOKEN = re.compile(r"[\w&][\w&'\u2019.-]*|,")  # a comma parts two names
 
 def bindings(text: str, is_name: Callable[[str], bool]) -> list[tuple[list[str], list[str]]]:
     """The pairs of names a text binds with nothing but (one to three) function words between
-    them, "Datavelt in Rotterdam", "Computer Science from the University of Twente"; names listed
+    them, "Harfield Data in Leeds", "Computer Science from the University of Groningen"; names listed
     side by side ("Leeds and York", "zowel Engels als Arabisch") or parted by a comma bind
     nothing. Each name as its words (``_bare``), a name's joints left out."""
     tokens = _TOKEN.findall(text)
@@ -55,10 +55,10 @@ def bindings(text: str, is_name: Callable[[str], bool]) -> list[tuple[list[str],
 
 
 def bound_elsewhere(claim: str, named: list[str], source: Source) -> tuple[str, str] | None:
-    """Two names the claim binds ("Datavelt in Rotterdam"; ``bindings``), each in the document,
+    """Two names the claim binds ("Harfield Data in Leeds"; ``bindings``), each in the document,
     that the document never writes together (in a sentence with its neighbours in the paragraph
     and the headings above it), or writes together only in sentences that bind each of them to
-    another name ("bij Railfleet in Rotterdam ... bij Datavelt in Eindhoven"): a true place,
+    another name ("bij Dunmore in Leeds ... bij Harfield Data in York"): a true place,
     school or employer put with the wrong other one. Names the document lacks are the name
     check's."""
     lowered = {n.lower() for n in named}
@@ -84,7 +84,7 @@ def _bound_to_others(sentence: str, first: list[str], second: list[str]) -> bool
 
 def _names_in(words: set[str], name: str) -> bool:
     """``has_name_in`` without its loosest reading (a word of the text opening the name: "data"
-    for "Datavelt"): a binding is judged on the name itself, its other-language form or its
+    for "Databolt"): a binding is judged on the name itself, its other-language form or its
     inflection ("Groningse")."""
     stem = name[:max(4, len(name) - 3)]
     return name in words or bool(counterparts(name) & words) or (
