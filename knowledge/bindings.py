@@ -7,14 +7,9 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
+from knowledge.cited import Source, bare_name, has_name_in
 from text import topics
-from text.counterparts import counterparts
-
-if TYPE_CHECKING:
-    from knowledge.cited import Source
-
 
 # a name's own joints ("University of Groningen", "Smit & Visser"): inside one name, not between two
 _JOINTS = frozenset({"of", "van", "der", "den", "de", "von", "&"})
@@ -28,7 +23,7 @@ def bindings(text: str, is_name: Callable[[str], bool]) -> list[tuple[list[str],
     """The pairs of names a text binds with nothing but (one to three) function words between
     them, "Harfield Data in Leeds", "Computer Science from the University of Groningen"; names listed
     side by side ("Leeds and York", "zowel Engels als Arabisch") or parted by a comma bind
-    nothing. Each name as its words (``_bare``), a name's joints left out."""
+    nothing. Each name as its words (``cited.bare_name``), a name's joints left out."""
     tokens = _TOKEN.findall(text)
     phrases: list[tuple[int, int]] = []  # [start, end) of runs of name tokens
     i = 0
@@ -49,8 +44,8 @@ def bindings(text: str, is_name: Callable[[str], bool]) -> list[tuple[list[str],
             continue
         if a0 and tokens[a0 - 1].lower() in _CORRELATIVE:
             continue
-        found.append(([_bare(t) for t in tokens[a0:a1] if t.lower() not in _JOINTS],
-                      [_bare(t) for t in tokens[b0:b1] if t.lower() not in _JOINTS]))
+        found.append(([bare_name(t) for t in tokens[a0:a1] if t.lower() not in _JOINTS],
+                      [bare_name(t) for t in tokens[b0:b1] if t.lower() not in _JOINTS]))
     return found
 
 
@@ -62,16 +57,21 @@ def bound_elsewhere(claim: str, named: list[str], source: Source) -> tuple[str, 
     school or employer put with the wrong other one. Names the document lacks are the name
     check's."""
     lowered = {n.lower() for n in named}
-    for first, second in bindings(claim, lambda token: _bare(token) in lowered):
+    for first, second in bindings(claim, lambda token: bare_name(token) in lowered):
         names = first + second
         if not all(source.has_name(n) for n in names):
             continue
-        holding = [j for j, words in enumerate(source.near_words) if all(_names_in(words, n) for n in names)]
-        if not holding and not any(all(_names_in(words, n) for n in names) for words in source.surrounding):
+        holding = [j for j, words in enumerate(source.near_words) if _writes(words, names)]
+        if not holding and not any(_writes(words, names) for words in source.surrounding):
             return " ".join(first), " ".join(second)
         if holding and all(_bound_to_others(source.sentences[j], first, second) for j in holding):
             return " ".join(first), " ".join(second)
     return None
+
+
+def _writes(words: set[str], names: list[str]) -> bool:
+    """Whether ``words`` hold every one of ``names``, read strictly (``has_name_in``'s not loose)."""
+    return all(has_name_in(words, n, loose=False) for n in names)
 
 
 def _bound_to_others(sentence: str, first: list[str], second: list[str]) -> bool:
@@ -82,19 +82,6 @@ def _bound_to_others(sentence: str, first: list[str], second: list[str]) -> bool
             and any(second_of <= set(b) and not first_of <= set(a) for a, b in pairs))
 
 
-def _names_in(words: set[str], name: str) -> bool:
-    """``has_name_in`` without its loosest reading (a word of the text opening the name: "data"
-    for "Databolt"): a binding is judged on the name itself, its other-language form or its
-    inflection ("Groningse")."""
-    stem = name[:max(4, len(name) - 3)]
-    return name in words or bool(counterparts(name) & words) or (
-        len(name) >= 5 and any(w.startswith(stem) for w in words if w[:1] == name[:1]))
-
-
 def _named(token: str) -> bool:
     """A document's token that may be part of a name: capitalised or with a digit, no function word."""
     return (token[:1].isupper() or any(c.isdigit() for c in token)) and token.lower() not in topics.STOP_WORDS
-
-
-def _bare(token: str) -> str:
-    return token.strip("'\u2019-.").removesuffix("'s").removesuffix("\u2019s").lower()

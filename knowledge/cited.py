@@ -7,6 +7,7 @@ one of a pair of alternatives, an institution's or field's words in the other la
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 
 from text import topics
@@ -33,8 +34,8 @@ class Source:
         self.phrase_text = f" {' '.join(every)} "  # for phrase lookups
         # what a sentence's section is about (the title, the headings above it) holds for it
         self.section = [f"{title} {' '.join(headings)}" for headings in _headings_above(body, sentences)]
+        self.section_words = [set(topics.words(about)) for about in self.section]
         self.quantities = quantities(f"{title}\n{body}")
-        self.rates = rates(f"{title}\n{body}")  # (value, period): "40,000 bookings a month"
         self.sentence_words = [topics.words(s) for s in sentences]
         self.near_words = [set(words) for words in self.sentence_words]
         self.near_quantities = [quantities(s) for s in sentences]
@@ -42,9 +43,6 @@ class Source:
         self.sentence_stems = self.piece_stems[:len(sentences)]  # the sentences are the first pieces
         self.stems = stems(title).union(*self.sentence_stems)
         self.paragraph = _paragraphs(body, sentences)
-        # a sentence with its neighbours in its paragraph and the headings above it
-        self.surrounding = [set(topics.words(self.section[j])).union(*(self.near_words[k] for k in self.beside({j})))
-                            for j in range(len(sentences))]
         self.language = detect_language(body)
         # a list under a heading or lead-in that negates ("## What I don't take on", "Niet:"):
         # each item says its part of the negation
@@ -58,6 +56,18 @@ class Source:
                          if self.negated[text]
                          and (own := {w for w in piece - NEGATION_STEMS if "n't" not in w and "n\u2019t" not in w})]
 
+    @functools.cached_property
+    def rates(self) -> set[tuple[float, str]]:
+        """(value, period): "40,000 bookings a month" (read when a claim gives a rate)."""
+        return rates(f"{self.title}\n{self.body}")
+
+    @functools.cached_property
+    def surrounding(self) -> list[set[str]]:
+        """Per sentence, its words with its neighbours' in its paragraph and the headings above it
+        (read when a claim binds two names)."""
+        return [self.section_words[j].union(*(self.near_words[k] for k in self.beside({j})))
+                for j in range(len(self.sentences))]
+
     def beside(self, sentences: set[int], within_paragraph: bool = True) -> set[int]:
         """The sentences and those next to them (in their paragraph)."""
         return {k for j in sentences for k in (j - 1, j, j + 1) if 0 <= k < len(self.sentences)
@@ -67,10 +77,17 @@ class Source:
         return has_name_in(self.words, name)
 
 
-def has_name_in(words: set[str], name: str) -> bool:
+def bare_name(token: str) -> str:
+    """A name as a word of the text: lower case, without its quotes, dashes or "'s"."""
+    return token.lower().strip("'\u2019-.").removesuffix("'s").removesuffix("\u2019s")
+
+
+def has_name_in(words: set[str], name: str, loose: bool = True) -> bool:
     """Whether ``words`` hold a name: as written, in the other language (``text.counterparts``) or
-    inflected ("Groningen" in "Groningse", "Nederlandse" for "Nederland")."""
-    word = name.lower().strip("'\u2019-").removesuffix("'s").removesuffix("\u2019s")
+    inflected ("Groningen" in "Groningse", "Nederlandse" for "Nederland"); ``loose``, also where a
+    word of the text opens the name ("Lumo" for "Lumora"; a binding is judged without it, or
+    "data" would write "Databolt")."""
+    word = bare_name(name)
     if word in words or counterparts(word) & words:
         return True
     if any(word in w.split("-") for w in words if "-" in w):  # "LLM" in "llm-toepassing"
@@ -80,7 +97,7 @@ def has_name_in(words: set[str], name: str) -> bool:
     if len(word) < 5:  # an acronym or a short name: its plural or possessive only ("VLANs")
         return any(w.startswith(word) and len(w) <= len(word) + 2 for w in words if w[:1] == word[:1])
     stem = word[:max(4, len(word) - 3)]
-    return len(word) >= 5 and any(w.startswith(stem) or word.startswith(w[:max(4, len(w) - 3)])
+    return len(word) >= 5 and any(w.startswith(stem) or (loose and word.startswith(w[:max(4, len(w) - 3)]))
                                   for w in words if len(w) >= 4 and w[0] == word[0])
 
 
@@ -213,7 +230,6 @@ _NEGATIONS = shared().words("negation.words", ("en", "nl", "de"))
 
 
 NEGATION_STEMS = frozenset(w[:6] for w in _NEGATIONS)
-GOVERNED_LEAST = 1  # a negation's governed words a claim must write to restate it without the negation
 _PREPOSITIONS = shared().words("negation.prepositions", ("en", "nl", "de"))
 _ONLY = shared().words("negation.only", ("en", "nl", "de"))  # "not only", "niet alleen": no negation
 
@@ -299,8 +315,7 @@ def governed_kept(claim: str, source: Source, nearest: list[int]) -> str:
     said = stems(claim)
     for j in dict.fromkeys(nearest):
         for text in [source.sentences[j], *clauses(source.sentences[j])]:
-            if any(len(words) >= GOVERNED_LEAST and all(_written_inflected(w[:6], said) for w in words)
-                   for words in governed(text)):
+            if any(words and all(_written_inflected(w[:6], said) for w in words) for words in governed(text)):
                 return text
     return ""
 
@@ -309,6 +324,9 @@ def _written_inflected(stem: str, said: set[str]) -> bool:
     """A stem the claim writes, or writes inflected: one of four letters or more that the other
     extends by one or two letters ("zoek" and "zoekt", "work" and "works"; not "java" and
     "javasc", a stem cut at six letters of a longer word)."""
-    return stem in said or (len(stem) >= 4 and any(
-        (long.startswith(short) and len(long) < 6 and len(long) - len(short) <= 2)  # not cut at six letters
-        for s in said if len(s) >= 4 for short, long in (sorted((stem, s), key=len),)))
+    return stem in said or (len(stem) >= 4 and any(_inflects(stem, s) or _inflects(s, stem) for s in said))
+
+
+def _inflects(short: str, long: str) -> bool:
+    """``long`` is ``short`` and one or two letters, and was not cut at six letters."""
+    return len(short) >= 4 and long.startswith(short) and 0 < len(long) - len(short) <= 2 and len(long) < 6

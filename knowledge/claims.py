@@ -281,7 +281,7 @@ def _judge(claim: str, vector: _Lazy, source: Source, embedder: Embedder,
         return "combination", f"{', '.join(apart)}: in the document, not beside what the claim says"
     unbound = bound_elsewhere(claim, named, source)
     if unbound:
-        return "combination", f"{' / '.join(unbound)}: never together in one clause of the document"
+        return "combination", f"{' / '.join(unbound)}: bound to other names in the document"
     return None
 
 
@@ -301,7 +301,7 @@ def _apart(claim: str, named: list[str], across: bool, source: Source, nearest: 
     # count whatever their paragraph
     window = source.beside(set(nearest), within_paragraph=not across)
     about = " ".join(source.section[j] for j in sorted(set(nearest)))  # the nearest sentences' sections
-    words = set(topics.words(about)).union(*(source.near_words[j] for j in window))
+    words = set().union(*(source.section_words[j] for j in set(nearest)), *(source.near_words[j] for j in window))
     # a translated institution or field counts only where these sentences write it
     text = f" {' '.join(topics.words(source.title) + [w for j in sorted(window) for w in source.sentence_words[j]])} "
     names = [n for n in translated_away(claim, named, text, words) if not has_name_in(words, n)]

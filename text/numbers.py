@@ -120,7 +120,8 @@ def rates(text: str) -> set[tuple[float, str]]:
     """The figures a text gives per period: (value, period) for "40,000 bookings a month", "95
     euro per uur", "2,000 visitors weekly", "40k a week": the last period within ``RATE_REACH``
     words of the figure and in its sentence, after "a", "per" or "elke" or written as "weekly"
-    ("3 juniors for an hour a week" is 3 a week). A year is no figure of a rate."""
+    (a duration before it counts too: "3 juniors for an hour a week" reads as 3 an hour). A year
+    is no figure of a rate."""
     named, per = _periods()
     text = SCALED.sub(lambda m: str(round((_value(m.group(1).replace(",", ".")) or 0) * 1000)), text)
     tokens = _RATE_TOKEN.findall(text.lower())
