@@ -50,8 +50,15 @@ class Message(models.Model):
         return f"{self.role}: {self.content[:60]}"
 
 
+class ScreenVerdict(models.TextChoices):
+    PASS = "pass"
+    SHIELD = "shield"
+    REFUSE = "refuse"
+
+
 class TurnLog(models.Model):
     Outcome = Outcome  # the graph's own list (chat.agent.state)
+    ScreenVerdict = ScreenVerdict
 
     conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="turns")
     user_message = models.ForeignKey(
@@ -77,6 +84,16 @@ class TurnLog(models.Model):
         default=False, help_text="The provider reported no usage: tokens and cost are the twin's estimate.")
     unsupported_claims = models.PositiveSmallIntegerField(
         default=0, db_index=True, help_text="Cited sentences their cited document does not say (knowledge.claims).")
+    doubtful_claims = models.PositiveSmallIntegerField(
+        default=0, db_index=True,
+        help_text="Cited sentences the claim check doubts: kept from the visitor, shown to the owner.")
+    claim_kinds = models.JSONField(
+        default=dict, blank=True, help_text="The claim check's findings per kind and certainty: {kind: count}.")
+    screen_verdict = models.CharField(
+        max_length=8, choices=ScreenVerdict.choices, default=ScreenVerdict.PASS, db_index=True,
+        help_text="The input screen's verdict: pass (the model), shield (answered without the model), refuse.")
+    shield_reason = models.CharField(max_length=200, blank=True,
+                                     help_text="Why the turn was answered without the model: the rule or score.")
     unknown_citations = models.JSONField(default=list, blank=True)
     state_tokens = models.PositiveIntegerField(default=0)
     view_tokens = models.PositiveIntegerField(default=0)
