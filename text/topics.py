@@ -138,7 +138,7 @@ SENTENCE_START = re.compile(r"(?:^|[.?!:;]\s+)\S+")
 
 def names(text: str) -> set[str]:
     """Words written with a capital inside a sentence, or with digits: names of things. The
-    first word of a sentence has a capital anyway ("Wij zijn een goed doel. Krijgen we ...?")."""
+    first word of a sentence has a capital anyway ("Ons bureau zoekt hulp. Kan zij ...?")."""
     inside = SENTENCE_START.sub(" ", text)
     return {w for match in _CAPITALISED.findall(f" {inside}") for w in words(match)} - STOP_WORDS
 

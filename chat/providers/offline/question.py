@@ -33,7 +33,7 @@ from text.counterparts import counterparts, is_language
 
 def question_kind(question: str) -> str | None:
     """``when``, ``quantity``, ``why``, ``who``, ``where`` or None. The kind asked first wins:
-    "How many machines did he ship when he worked in Hengelo?" asks a number, its "when" only
+    "How many bridges did she inspect when she lived in Ghent?" asks a number, its "when" only
     says which years it is about."""
     found = [(match.start(), order, kind) for order, (kind, pattern) in enumerate(_KINDS)
              if (match := pattern.search(question))]
@@ -115,7 +115,7 @@ class _Question:
         if not focus and (named or (found.related and found.typed) or (covers and found.evidence)):
             return True  # "Where does he work now?": only general words, so the place must be there too
         if named and (found.evidence or self.defines or (found.related and found.typed)):
-            return True  # "Is he certified in any SCADA product?": the name and the topic (certificates)
+            return True  # "Does she hold a PRINCE2 certificate?": the name and the topic (certificates)
         # On the availability pages every sentence is on the subject, so a question's own words
         # must be there, or the fact asked for: a date for "when" that names no other topic (the
         # page's dates say when the owner is free), else a fact in a sentence on the question's
