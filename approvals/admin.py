@@ -164,11 +164,11 @@ class PendingApprovalAdmin(ReadOnlyAdmin):
 
 @admin.register(ContactMessage)
 class ContactMessageAdmin(ReadOnlyAdmin):
-    list_display = ("created_at", "visitor_name", "visitor_email", "approval", "sent_at", "send_attempts",
+    list_display = ("created_at", "visitor_name", "visitor_email", "approval", "sent_at", "attempts",
                     "last_error")
     list_filter = ("sent_at",)
     readonly_fields = ("approval", "idempotency_key", "visitor_name", "visitor_email", "body", "sent_at",
-                       "send_attempts", "last_error", "next_attempt_at", "created_at")
+                       "attempts", "last_error", "next_attempt_at", "created_at")
 
     def has_delete_permission(self, request, obj=None) -> bool:
         return False

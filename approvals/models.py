@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from django.db import models
 
+from twinsite.outbox import Outbound
+
 
 class PendingApproval(models.Model):
     """A high-risk tool call waiting for the owner; its LangGraph thread is interrupted.
@@ -66,7 +68,7 @@ class PendingApproval(models.Model):
         return self.final_arguments if self.final_arguments is not None else self.arguments
 
 
-class ContactMessage(models.Model):
+class ContactMessage(Outbound):
     """A message the owner let through. One per approval; ``idempotency_key`` derives from the
     thread and the tool call, so a replayed resume or a second worker cannot create another."""
 
@@ -75,10 +77,6 @@ class ContactMessage(models.Model):
     visitor_name = models.CharField(max_length=200, blank=True)
     visitor_email = models.CharField(max_length=254, blank=True)
     body = models.TextField()
-    sent_at = models.DateTimeField(null=True, blank=True, help_text="When the e-mail was handed to the backend.")
-    send_attempts = models.PositiveSmallIntegerField(default=0)
-    last_error = models.TextField(blank=True)
-    next_attempt_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:

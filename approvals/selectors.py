@@ -71,7 +71,7 @@ def unsettled_approvals(*, conversation_ids) -> dict[str, str]:
                 and approval.resume_attempts < settings.TWIN_RESUME_MAX_ATTEMPTS):
             reasons[key] = f"the worker is still carrying out the decision on contact request #{approval.pk}"
     for message in ContactMessage.objects.filter(approval__conversation_id__in=conversation_ids,
-                                                 sent_at__isnull=True, send_attempts__lt=10).select_related("approval"):
+                                                 sent_at__isnull=True, attempts__lt=10).select_related("approval"):
         reasons.setdefault(str(message.approval.conversation_id),
                            f"the approved message of contact request #{message.approval_id} is not e-mailed yet")
     return reasons

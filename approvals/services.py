@@ -243,7 +243,7 @@ def deliveries_sweep(*, now: dt.datetime) -> int:
     """Re-enqueue the e-mails of approved messages that a crash or a failure left unsent."""
     deliveries = 0
     undelivered = ContactMessage.objects.filter(
-        sent_at__isnull=True, send_attempts__lt=10, created_at__lte=now - dt.timedelta(seconds=30),
+        sent_at__isnull=True, attempts__lt=10, created_at__lte=now - dt.timedelta(seconds=30),
     ).exclude(next_attempt_at__gt=now)
     for message_id in undelivered.values_list("pk", flat=True):
         ContactMessage.objects.filter(pk=message_id).update(next_attempt_at=now + dt.timedelta(seconds=120))

@@ -72,6 +72,11 @@ def link_create(*, approval: PendingApproval, decision: str, now: dt.datetime | 
     return _address(link.pk, nonce)
 
 
+def links_forget(nonces: list[str]) -> int:
+    """Delete the links made with these nonces (a mail that did not go takes its links along)."""
+    return DigestLink.objects.filter(nonce_sha256__in=[_hash(n) for n in nonces]).delete()[0]
+
+
 def link_address(nonce: str, *, renew: dt.datetime | None = None) -> str | None:
     """The address of the link made with ``nonce`` (a fresh signature over the same row and
     nonce: it works like the first), or None when there is no such link. ``renew``: an unused

@@ -4,10 +4,13 @@ import uuid
 
 from django.db import models
 
+from twinsite.outbox import Outbound
 
-class DigestDay(models.Model):
-    """One row per local day: whether that day's digest went out. The unique day, locked while
-    the digest is built and sent, is what keeps two workers from both sending it."""
+
+class DigestDay(Outbound):
+    """One row per local day: whether that day's digest went out. A row of the one outbox
+    (``twinsite.outbox``): the unique day, leased while the digest is sent, is what keeps two
+    workers from both sending it."""
 
     class Outcome(models.TextChoices):
         WAITING = "", "not yet"
@@ -17,12 +20,8 @@ class DigestDay(models.Model):
 
     day = models.DateField(unique=True)
     outcome = models.CharField(max_length=8, choices=Outcome.choices, default=Outcome.WAITING, blank=True)
-    sent_at = models.DateTimeField(null=True, blank=True)
     period_start = models.DateTimeField(null=True, blank=True, help_text="What the digest covered: since then.")
     counts = models.JSONField(default=dict, blank=True, help_text="How many of each section it held.")
-    attempts = models.PositiveSmallIntegerField(default=0)
-    last_error = models.TextField(blank=True)
-    next_attempt_at = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -89,10 +88,11 @@ class NoticeItem(models.Model):
         return f"#{self.approval_id} in {self.notice}"
 
 
-class NoticeDelivery(models.Model):
-    """A notice through one channel: its attempts, the last error, and when it got there. The row
-    is locked while it is sent, so two workers never both send it; a worker killed before it
-    records the send leaves the row as it was, and the next attempt repeats it once (same id)."""
+class NoticeDelivery(Outbound):
+    """A notice through one channel: its attempts, the last error, and when it got there. A row of
+    the one outbox (``twinsite.outbox``): leased while it is sent, so two workers never both send
+    it; a worker killed before it records the send leaves a dead lease, and the next run repeats
+    it once (same id)."""
 
     class Channel(models.TextChoices):
         EMAIL = "email", "e-mail"
@@ -109,10 +109,6 @@ class NoticeDelivery(models.Model):
     channel = models.CharField(max_length=8, choices=Channel.choices)
     target = models.CharField(max_length=200, help_text="The address, or the receiver's host and format.")
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING, db_index=True)
-    attempts = models.PositiveSmallIntegerField(default=0)
-    last_error = models.TextField(blank=True)
-    next_attempt_at = models.DateTimeField(null=True, blank=True)
-    sent_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-notice__created_at", "channel"]

@@ -10,13 +10,14 @@ notify_owner`` runs it on demand. A visitor's turn never sends anything: it only
   transaction-scoped advisory lock, so two workers make one.
 - **Quiet hours.** During ``TWIN_NOTIFY_QUIET`` nothing is made or sent; the first run after
   them sends one notice with everything that waited.
-- **Once per channel.** A delivery's row is locked (``SKIP LOCKED``) while it is sent and marked
-  sent in the same transaction. A second worker skips it. A worker killed after the receiver got
-  it but before the commit leaves the row unsent, and the next run repeats it once, with the same
+- **Once per channel.** A delivery is a row of the one outbox (``twinsite.outbox``): claimed and
+  leased in a short transaction (``SKIP LOCKED``), sent with no transaction open, and marked sent
+  in another. A second worker skips it. A worker killed after the receiver got it but before it
+  settled leaves a lease whose holder is gone, and the next run repeats it once, with the same
   ``Idempotency-Key`` (the notice's id) and the same one-click links: their nonces derive from the
   notice (``_nonce``), and their rows were committed with the notice, before any send.
 - **Retries.** A failed send is recorded with its error (the admin lists it) and retried with the
-  project's back-off; a delivery whose requests were all decided meanwhile is dropped unsent.
+  outbox's back-off; a delivery whose requests were all decided meanwhile is dropped unsent.
   Only a channel's newest unsent notice goes, carrying the older ones' requests (``merged``).
 """
 
@@ -40,7 +41,7 @@ from digest.links import link_address, link_create
 from digest.models import NoticeDelivery, NoticeItem, OwnerNotice
 from digest.selectors import approval_item
 from guards.scrub import scrub_text
-from twinsite.retry import retry_at
+from twinsite import outbox
 
 log = logging.getLogger(__name__)
 
@@ -179,8 +180,9 @@ def _unsent(channel: str):
 
 
 def delivery_send(delivery_id: int, now: dt.datetime | None = None) -> str:
-    """Send one delivery if nobody else is sending or has sent it; the outcome: ``sent``,
-    ``failed`` (recorded, retried later), ``dropped`` (nothing waits any more), ``busy``
+    """Send one delivery if nobody else is sending or has sent it, through the one outbox
+    (``twinsite.outbox``: no transaction is open while the receiver is called); the outcome:
+    ``sent``, ``failed`` (recorded, retried later), ``dropped`` (nothing waits any more), ``busy``
     (another worker has it, or it is done) or ``later`` (its back-off has not passed, or a newer
     notice on its channel will carry its requests).
 
@@ -189,48 +191,45 @@ def delivery_send(delivery_id: int, now: dt.datetime | None = None) -> str:
     ``merged``. So a receiver that comes back gets one notice, not one per ``TWIN_NOTIFY_EVERY``.
     """
     now = now or timezone.now()
-    with transaction.atomic():
-        delivery = (NoticeDelivery.objects.select_for_update(skip_locked=True, of=("self",))
-                    .select_related("notice").filter(pk=delivery_id, status__in=UNSENT).first())
-        if delivery is None:
+
+    def check(delivery: NoticeDelivery) -> str | None:
+        if delivery.status not in UNSENT:
             return "busy"
         if delivery.next_attempt_at is not None and delivery.next_attempt_at > now:
             return "later"
-        older: list[NoticeDelivery] = []
-        if delivery.notice.kind == OwnerNotice.Kind.REQUESTS:
-            if _unsent(delivery.channel).filter(notice__created_at__gt=delivery.notice.created_at).exists():
-                return "later"
-            older = list(_unsent(delivery.channel).filter(notice__created_at__lt=delivery.notice.created_at)
-                         .select_for_update(skip_locked=True, of=("self",)).select_related("notice"))
-        content = notice_content(delivery.notice, also=[d.notice for d in older], now=now)
-        if delivery.notice.kind == OwnerNotice.Kind.REQUESTS and not content["requests"]:
-            _close([delivery, *older], NoticeDelivery.Status.DROPPED, "")
-            return "dropped"
-        # the send holds this transaction open: a server's shorter idle-in-transaction timeout
-        # would end it after the receiver got the notice, and it would go again on every run
-        with connection.cursor() as cursor:
-            cursor.execute("SET LOCAL idle_in_transaction_session_timeout = %s", [f"{channels.DEADLINE * 4:.0f}s"])
-        delivery.attempts += 1
-        try:
-            channels.send(delivery.channel, content)
-        except Exception as exc:  # any failure of the receiver or the mail backend: record, retry later
-            delivery.status = NoticeDelivery.Status.FAILED
-            delivery.last_error = scrub_text(channels.describe_error(exc))[:2000]
-            if delivery.notice.kind == OwnerNotice.Kind.REQUESTS:  # a test notice is tried once
-                delivery.next_attempt_at = retry_at(delivery.attempts, base=30, cap=3600, now=now)
-            delivery.save(update_fields=["status", "attempts", "last_error", "next_attempt_at"])
-            log.warning("owner notice %s by %s not sent: %s", delivery.notice_id, delivery.channel, delivery.last_error)
-            return "failed"
-        delivery.sent_at = timezone.now()
-        _close([delivery], NoticeDelivery.Status.SENT, "")
-        _close(older, NoticeDelivery.Status.MERGED, f"sent with notice {delivery.notice_id}")
-        return "sent"
+        if delivery.notice.kind == OwnerNotice.Kind.REQUESTS and _unsent(delivery.channel).filter(
+                notice__created_at__gt=delivery.notice.created_at).exists():
+            return "later"
+        return None
+
+    delivery, why = outbox.claim(NoticeDelivery.objects.select_related("notice"), delivery_id, check=check, now=now)
+    if delivery is None:
+        return why
+    requests = delivery.notice.kind == OwnerNotice.Kind.REQUESTS
+    older = list(_unsent(delivery.channel).filter(notice__created_at__lt=delivery.notice.created_at)
+                 .select_related("notice")) if requests else []
+    content = notice_content(delivery.notice, also=[d.notice for d in older], now=now)
+    if requests and not content["requests"]:
+        outbox.release(delivery, status=NoticeDelivery.Status.DROPPED, next_attempt_at=None)
+        _close(older, NoticeDelivery.Status.DROPPED, "")
+        return "dropped"
+    try:
+        channels.send(delivery.channel, content)
+    except Exception as exc:  # any failure of the receiver or the mail backend: record, retry later
+        error = scrub_text(channels.describe_error(exc))
+        # a test notice is tried once
+        outbox.settle_failed(delivery, error, now=now, retry=requests, status=NoticeDelivery.Status.FAILED)
+        log.warning("owner notice %s by %s not sent: %s", delivery.notice_id, delivery.channel, error)
+        return "failed"
+    outbox.settle_sent(delivery, status=NoticeDelivery.Status.SENT)
+    _close(older, NoticeDelivery.Status.MERGED, f"sent with notice {delivery.notice_id}")
+    return "sent"
 
 
 def _close(deliveries: list[NoticeDelivery], status: str, note: str) -> None:
-    for d in deliveries:
-        d.status, d.last_error, d.next_attempt_at = status, note, None
-        d.save(update_fields=["status", "attempts", "sent_at", "last_error", "next_attempt_at"])
+    """Close older deliveries that are still unsent and that no sender holds."""
+    NoticeDelivery.objects.filter(pk__in=[d.pk for d in deliveries], status__in=UNSENT, lease_holder="").update(
+        status=status, last_error=note, next_attempt_at=None)
 
 
 def deliveries_due(now: dt.datetime) -> list[int]:

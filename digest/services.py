@@ -11,20 +11,20 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import re
+import secrets
 from dataclasses import dataclass
 
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
-from django.db import transaction
 from django.template.loader import render_to_string
 from django.utils import timezone, translation
 
 from approvals.models import PendingApproval
-from digest.links import link_create
+from digest.links import link_create, links_forget
 from digest.models import DigestDay
 from digest.selectors import digest_content
 from guards.scrub import scrub_text
-from twinsite.retry import retry_at
+from twinsite import outbox
 
 log = logging.getLogger(__name__)
 _BLANK_RUNS = re.compile(r"\n{3,}")
@@ -54,22 +54,28 @@ def digest_render(content: dict, *, language: str | None = None) -> Digest:
                       content=content)
 
 
-def digest_build(*, now: dt.datetime | None = None, with_links: bool = True) -> Digest:
+def digest_build(*, now: dt.datetime | None = None, with_links: bool = True,
+                 nonces: list[str] | None = None) -> Digest:
     """The digest as it would go out now. With links, each waiting request gets a fresh approve
-    and reject link (rows written: call inside the transaction that sends)."""
+    and reject link (rows written, committed before the mail goes: ``digest_send``); their
+    nonces are added to ``nonces``, so a mail that fails can take its links along."""
     now = now or timezone.now()
     content = digest_content(now=now)
+    nonces = [] if nonces is None else nonces
     if with_links and content["has_news"]:
         approvals = {a.pk: a for a in PendingApproval.objects.filter(pk__in=[i["id"] for i in content["approvals"]])}
         for item in content["approvals"]:
-            item["approve_url"] = link_create(approval=approvals[item["id"]], decision="approve", now=now)
-            item["reject_url"] = link_create(approval=approvals[item["id"]], decision="reject", now=now)
+            for decision in ("approve", "reject"):
+                nonces.append(secrets.token_urlsafe(16))
+                item[f"{decision}_url"] = link_create(approval=approvals[item["id"]], decision=decision, now=now,
+                                                      nonce=nonces[-1])
     return digest_render(content)
 
 
-def _message(digest: Digest) -> EmailMultiAlternatives:
+def _message(digest: Digest, key: str) -> EmailMultiAlternatives:
+    headers = {"Auto-Submitted": "auto-generated", "Message-ID": f"<{key}@twinsite>"}  # a repeat is recognisable
     message = EmailMultiAlternatives(subject=digest.subject, body=digest.text, to=[settings.TWIN_OWNER_EMAIL],
-                                     headers={"Auto-Submitted": "auto-generated"})
+                                     headers=headers)
     message.attach_alternative(digest.html, "text/html")
     return message
 
@@ -77,37 +83,38 @@ def _message(digest: Digest) -> EmailMultiAlternatives:
 def digest_send(*, now: dt.datetime | None = None, force: bool = False) -> tuple[str, Digest | None]:
     """Send today's digest unless it went out already (``force``: send anyway, as the command
     does). Returns (outcome, digest): ``sent``, ``nothing`` (nothing to say: no mail),
-    ``already`` (another run did it), ``failed`` (recorded; the worker retries later)."""
+    ``already`` (another run did it, or has it now), ``failed`` (recorded; the worker retries
+    later). The day's row is a row of the one outbox (``twinsite.outbox``): the mail is sent with
+    no transaction open. The one-click links are committed before the mail goes, so every link
+    the owner gets works; a mail that fails takes its links along."""
     now = now or timezone.now()
     day = timezone.localdate(now)
-    with transaction.atomic():
-        DigestDay.objects.bulk_create([DigestDay(day=day)], ignore_conflicts=True)
-        record = DigestDay.objects.select_for_update().get(day=day)
-        if not force and record.outcome in (DigestDay.Outcome.SENT, DigestDay.Outcome.NOTHING):
-            return "already", None
-        try:
-            with transaction.atomic():  # the links go if the mail does not
-                digest = digest_build(now=now)
-                if digest.has_news:
-                    _message(digest).send(fail_silently=False)
-        except Exception as exc:  # any backend failure: record it, retry with backoff
-            record.outcome = DigestDay.Outcome.FAILED
-            record.attempts += 1
-            record.last_error = scrub_text(f"{type(exc).__name__}: {exc}")[:2000]
-            record.next_attempt_at = retry_at(record.attempts, base=300, cap=4 * 3600, now=now)
-            record.save()
-            log.warning("digest of %s not sent: %s", day, record.last_error)
-            return "failed", None
-        record.period_start = digest.content["since"]
-        record.counts = digest.content["counts"]
-        record.last_error = ""
-        record.next_attempt_at = None
+    DigestDay.objects.bulk_create([DigestDay(day=day)], ignore_conflicts=True)
+
+    def check(record: DigestDay) -> str | None:
+        done = record.outcome in (DigestDay.Outcome.SENT, DigestDay.Outcome.NOTHING)
+        return "already" if done and not force else None
+
+    record, _why = outbox.claim(DigestDay.objects, DigestDay.objects.get(day=day).pk, check=check, now=now)
+    if record is None:
+        return "already", None
+    nonces: list[str] = []
+    try:
+        digest = digest_build(now=now, nonces=nonces)
         if digest.has_news:
-            record.outcome, record.sent_at = DigestDay.Outcome.SENT, now
-            record.attempts += 1
-        elif record.outcome != DigestDay.Outcome.SENT:
-            record.outcome = DigestDay.Outcome.NOTHING
-        record.save()
+            _message(digest, record.idempotency_key).send(fail_silently=False)
+    except Exception as exc:  # any backend failure: record it, retry with backoff
+        links_forget(nonces)  # the links go if the mail does not
+        error = scrub_text(f"{type(exc).__name__}: {exc}")
+        outbox.settle_failed(record, error, now=now, outcome=DigestDay.Outcome.FAILED)
+        log.warning("digest of %s not sent: %s", day, error)
+        return "failed", None
+    covered = {"period_start": digest.content["since"], "counts": digest.content["counts"]}
+    if digest.has_news:
+        outbox.settle_sent(record, now=now, outcome=DigestDay.Outcome.SENT, **covered)
+    else:
+        outcome = record.outcome if record.outcome == DigestDay.Outcome.SENT else DigestDay.Outcome.NOTHING
+        outbox.release(record, outcome=outcome, last_error="", next_attempt_at=None, **covered)
     log.info("digest of %s: %s %s", day, "sent" if digest.has_news else "nothing to say", digest.content["counts"])
     return ("sent" if digest.has_news else "nothing"), digest
 

@@ -354,7 +354,7 @@ async def test_a_failed_e_mail_is_recorded_and_retried_until_it_goes_out(monkeyp
     with pytest.raises(errors.DeliveryFailed):
         await database_sync_to_async(delivery.contact_message_deliver)(message_id=message.pk)
     message = await database_sync_to_async(ContactMessage.objects.get)(pk=message.pk)
-    assert message.sent_at is None and message.send_attempts == 1 and "refused" in message.last_error
+    assert message.sent_at is None and message.attempts == 1 and "refused" in message.last_error
     monkeypatch.undo()
     # the sweeper re-enqueues it once its backoff has passed
     later = timezone.now() + timezone.timedelta(hours=2)

@@ -150,7 +150,9 @@ def test_a_failed_send_is_recorded_and_retried_later_without_its_links(seeded, s
     record = DigestDay.objects.get()
     assert record.outcome == "failed" and "ConnectionRefused" in record.last_error
     assert DigestLink.objects.count() == 0  # rolled back with the mail
-    assert digest_due(local(9, 1)) is False and digest_due(local(9, 11)) is True  # backoff
+    # the outbox's one back-off: a minute after the first failure
+    assert record.next_attempt_at == local(9) + dt.timedelta(seconds=60)
+    assert digest_due(local(9) + dt.timedelta(seconds=59)) is False and digest_due(local(9, 1)) is True
 
 
 @pytest.mark.django_db(transaction=True)
