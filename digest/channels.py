@@ -20,6 +20,7 @@ import json
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
+from asgiref.sync import async_to_sync
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
@@ -203,7 +204,8 @@ def webhook_post(content: dict) -> int:
             return await asyncio.wait_for(client.post(url, content=body, headers=headers), DEADLINE)
 
     try:
-        response = asyncio.run(post())
+        # async_to_sync, not asyncio.run: it works from a thread that already runs an event loop
+        response = async_to_sync(post)()
     except TimeoutError:
         raise TimeoutError(f"no answer within {DEADLINE:.0f} s") from None
     if not 200 <= response.status_code < 300:
