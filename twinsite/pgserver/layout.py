@@ -15,7 +15,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from twinsite.env import env_int
 
-BASE_DIR = Path(__file__).resolve().parent.parent
+BASE_DIR = Path(__file__).resolve().parents[2]  # the project: twinsite/pgserver/layout.py
 DEFAULT_PORT = 54329
 
 

@@ -19,7 +19,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from twinsite.pgserver_layout import Layout
+from twinsite.pgserver.layout import Layout
 
 DEFAULT_RUNTIME_DIR = "/var/lib/twinsite-pg"  # root only: where the server goes when the project is out of its reach
 SYSTEM_USER = "twinsite-pg"

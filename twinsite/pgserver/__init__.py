@@ -16,8 +16,8 @@ file in the way, no permission) or its disk has less than ``TWIN_VAR_MIN_FREE_MB
 
 Run as ``python -m twinsite.pgserver start|stop|status|url``. This module must not import
 Django: it runs before settings can be loaded. It holds the lifecycle (initdb, start, stop,
-status); the paths come from ``pgserver_layout``, and the binaries, the system user and the
-runtime folder from ``pgserver_runas``. Their public names are re-exported here.
+status); the paths come from ``layout``, and the binaries, the system user and the runtime
+folder from ``runas``, the package's two other modules. Their public names are re-exported here.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ import sys
 import time
 from pathlib import Path
 
-from twinsite.pgserver_layout import BASE_DIR, DEFAULT_PORT, Layout, layout
-from twinsite.pgserver_runas import (
+from twinsite.pgserver.layout import BASE_DIR, DEFAULT_PORT, Layout, layout
+from twinsite.pgserver.runas import (
     DEFAULT_RUNTIME_DIR,
     SYSTEM_USER,
     Server,
@@ -258,6 +258,3 @@ def main(argv: list[str]) -> int:
     print(commands[argv[0]]())
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
