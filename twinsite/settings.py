@@ -32,6 +32,22 @@ from twinsite.env import (
     knowledge_owner_name,
 )
 from twinsite.settings_database import database_from_env
+
+# The owner's daily digest and notices of waiting contact requests, named one by one: Django reads
+# every upper-case name of this module (so none is "unused")
+from twinsite.settings_owner import (  # noqa: F401
+    TWIN_DIGEST_LINK_TTL,
+    TWIN_DIGEST_TIME,
+    TWIN_NOTIFY_EMAIL,
+    TWIN_NOTIFY_EVERY,
+    TWIN_NOTIFY_FORMAT,
+    TWIN_NOTIFY_QUIET,
+    TWIN_NOTIFY_WEBHOOK,
+    TWIN_NOTIFY_WEBHOOK_SECRET,
+    TWIN_OWNER_LANGUAGE,
+    TWIN_OWNER_REPLY_HOURS,
+    TWIN_SITE_URL,
+)
 from twinsite.settings_provider import provider_endpoint
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -382,9 +398,6 @@ TWIN_API_DOCS = env_choice("TWIN_API_DOCS", "public" if DEBUG else "staff", ("of
 TWIN_WORKER_SWEEP_SECONDS = env_int("TWIN_WORKER_SWEEP_SECONDS", 30, minimum=1)
 TWIN_RESUME_MAX_ATTEMPTS = env_int("TWIN_RESUME_MAX_ATTEMPTS", 8, minimum=1)
 
-
-# The owner's daily digest and notices of waiting contact requests: twinsite/settings_owner.py
-from twinsite.settings_owner import *  # noqa: E402, F403
 
 # Admin bootstrap (make run)
 TWIN_ADMIN_USER = env_str("TWIN_ADMIN_USER", "admin")
