@@ -9,6 +9,8 @@ name in its English and Dutch forms. Lower case, as ``text.topics.words`` reads 
 
 from __future__ import annotations
 
+from text.lexicon import shared
+
 # languages, then countries and their peoples
 _LANGUAGES = """
 english engels | dutch nederlands hollands | flemish vlaams | frisian fries | german duits | french frans
@@ -79,15 +81,24 @@ industrial engineering = technische bedrijfskunde | doctorate = phd = doctoraat
 ministry = ministerie | municipality = gemeente | city council = gemeenteraad | province = provincie
 chamber of commerce = kamer van koophandel = kvk | tax authority = belastingdienst | hospital = ziekenhuis
 foundation = stichting | association = vereniging | cooperative = coöperatie | court = rechtbank | vat = btw
-monday = mondays = maandag = maandagen = maandags | tuesday = tuesdays = dinsdag = dinsdagen = dinsdags
-wednesday = wednesdays = woensdag = woensdagen = woensdags | thursday = thursdays = donderdag = donderdagen = donderdags
-friday = fridays = vrijdag = vrijdagen = vrijdags | saturday = saturdays = zaterdag = zaterdagen = zaterdags
-sunday = sundays = zondag = zondagen = zondags
 """
+
+
+def _days() -> tuple[tuple[str, ...], ...]:
+    """Each weekday in English and Dutch with its plural and adverb forms (monday, mondays,
+    maandag, maandagen, maandags), from the shared calendar (``text/data/*.toml``)."""
+    forms: dict[int, list[str]] = {}
+    for lang in ("en", "nl"):
+        for key in ("calendar.days", "calendar.days_forms"):
+            for form, place in shared().ordered(key, (lang,)).items():
+                forms.setdefault(place, []).append(form)
+    return tuple(tuple(forms[place]) for place in sorted(forms))
+
+
 _PHRASE_GROUPS: tuple[tuple[str, ...], ...] = tuple(
     tuple(" ".join(form.split()) for form in group.split("="))
     for line in _PHRASES.strip().splitlines() for group in line.split("|")
-)
+) + _days()
 
 
 def phrase_groups() -> tuple[tuple[str, ...], ...]:

@@ -11,33 +11,18 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
+from text.lexicon import shared
+
 # A number as written: digits with thousands separators (groups of three after "," or ".") or a
 # decimal part; not digits glued to letters ("p95", "S5", "2FA": names, not quantities).
 _NUMERAL = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)*(?![\w])")
 _THOUSANDS = re.compile(r"\d{1,3}(?:([.,])\d{3})(?:\1\d{3})*")
-_VALUES = {
-    # English
-    "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
-    "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
-    "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50,
-    "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100, "thousand": 1000,
-    "million": 1_000_000, "dozen": 12, "twice": 2,
-    # Dutch ("een" is also "a", and English "one" is "one of the founders": neither is read as 1)
-    "twee": 2, "drie": 3, "vier": 4, "vijf": 5, "zes": 6, "zeven": 7, "acht": 8, "negen": 9, "tien": 10,
-    "elf": 11, "twaalf": 12, "dertien": 13, "veertien": 14, "vijftien": 15, "zestien": 16, "zeventien": 17,
-    "achttien": 18, "negentien": 19, "twintig": 20, "dertig": 30, "veertig": 40, "vijftig": 50, "zestig": 60,
-    "zeventig": 70, "tachtig": 80, "negentig": 90, "honderd": 100, "duizend": 1000, "miljoen": 1_000_000,
-    "dozijn": 12, "tweemaal": 2,
-}
+# Numbers written as words and their values, in English and Dutch (``text/data/*.toml [numbers]``:
+# "een" is also "a", and "one" is "one of the founders": neither is read as 1)
+_VALUES = shared().values("numbers.words")
 _WORD = re.compile(r"[^\W\d_]+")
-_MONTHS = {
-    **{m: i for i, m in enumerate("january february march april may june july august september october "
-                                  "november december".split(), 1)},
-    **{m: i for i, m in enumerate("januari februari maart april mei juni juli augustus september oktober "
-                                  "november december".split(), 1)},
-    **{m: i for i, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split(), 1)},
-    "sept": 9, "mrt": 3, "okt": 10,
-}
+# Month names and their short forms, by number (``text/data/*.toml [calendar]``)
+_MONTHS = shared().ordered("calendar.months") | shared().ordered("calendar.months_short")
 # "May" is a month and a verb: only with a day or a year next to it
 _MONTH_NEAR = re.compile(r"\b(\d{1,2}\s+)?([a-z]+)\.?(\s+\d{1,2}(?:st|nd|rd|th)?)?(,?\s+(?:19|20)\d\d)?\b",
                          re.IGNORECASE)

@@ -39,9 +39,8 @@ _GERMAN = frozenset("ist sie und nicht für auch oder einen einer eines unser un
 # how people are addressed, not what is asked about ("Ms Visser", "mevr. Bakker")
 _TITLES = frozenset("mr mrs ms miss dr prof sir madam dhr mevr mevrouw meneer heer drs".split())
 # dates in other words than the months': short forms and the holidays that name a time of year
-_CALENDAR = shared().words("calendar.months") | shared().words("calendar.days") | frozenset(
-    "jan feb mar apr jun jul aug sep sept oct nov dec mrt okt mon tue tues wed thu thur thurs fri sat sun "
-    "christmas xmas easter whitsun kerst kerstmis pasen pinksteren koningsdag".split())
+_CALENDAR = frozenset().union(*(shared().words(f"calendar.{key}") for key in (
+    "months", "months_short", "days", "days_short", "holidays")))
 
 
 @dataclass(frozen=True)
