@@ -53,9 +53,10 @@ from knowledge.embedders import Embedder
 from knowledge.translation import cached_vectors
 from text import topics
 from text.language import detect_language
-from text.lexicon import owner_references, shared
+from text.lexicon import shared
 from text.numbers import SCALED, quantities, rates, shown
 from text.sentences import split_sentences
+from text.topics import owner_references
 
 MEANING_FLOOR = 0.83
 NEGATION_NEAR = 0.85  # a nearest clause this close says the same thing, so a negation turns it round

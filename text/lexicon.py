@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from functools import cache, lru_cache
+from functools import cache
 from pathlib import Path
 
 LANGUAGES = ("en", "nl", "de")
@@ -98,13 +98,3 @@ def question_words() -> frozenset[str]:
     and the verbs a question starts with ("does", "heeft")."""
     lexicon = shared()
     return lexicon.words("question.words") | lexicon.words("question.auxiliaries")
-
-
-@lru_cache(maxsize=16)  # read for every question and every claim: one owner's set, made once
-def owner_references(owner: str) -> frozenset[str]:
-    """The words a visitor names the owner with: their name's words, the third person (the twin
-    speaks of its owner in the third person) and "the owner"."""
-    from text.topics import name_words
-
-    lexicon = shared()
-    return frozenset(name_words(owner)) | lexicon.words("owner.third_person") | lexicon.words("owner.nouns")

@@ -16,8 +16,10 @@ topic a question hit.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from text.counterparts import is_language
+from text.lexicon import shared
 from text.words import words
 
 # A word may appear in more than one topic; ``free_time`` is a phrase ("free time"); ``~language``
@@ -302,3 +304,11 @@ def same_word(a: str, b: str) -> bool:
         return True  # a derived word: maintain/maintenance, develop/developer
     return (long.endswith(short) and len(long) - len(short) >= 3
             and (len(short) >= 5 or (len(short) == 4 and short not in _NOT_HEADS)))
+
+
+@lru_cache(maxsize=16)  # read for every question and every claim: one owner's set, made once
+def owner_references(owner: str) -> frozenset[str]:
+    """The words a visitor names the owner with: their name's words, the third person (the twin
+    speaks of its owner in the third person) and "the owner"."""
+    lexicon = shared()
+    return frozenset(name_words(owner)) | lexicon.words("owner.third_person") | lexicon.words("owner.nouns")

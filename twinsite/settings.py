@@ -47,6 +47,7 @@ from twinsite.settings_owner import (  # noqa: F401
     TWIN_OWNER_LANGUAGE,
     TWIN_OWNER_REPLY_HOURS,
     TWIN_SITE_URL,
+    mailers,
 )
 from twinsite.settings_provider import provider_endpoint
 
@@ -191,26 +192,8 @@ RATELIMIT_FAIL_OPEN = False  # a counter that cannot be read refuses
 # the worker runs in a thread of its own so a long job never delays an approval.
 TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default", "owner"]}}
 
-# E-mail to the owner (approved contact messages), through Django's MAILERS: console by default,
-# SMTP when EMAIL_HOST is set, files under EMAIL_FILE_PATH with EMAIL_BACKEND=file.
-_EMAIL_HOST = env_str("EMAIL_HOST")
-_EMAIL_BACKEND = env_choice("EMAIL_BACKEND", "smtp" if _EMAIL_HOST else "console", ("console", "smtp", "file"))
-if _EMAIL_BACKEND == "smtp":
-    if not _EMAIL_HOST:
-        raise ImproperlyConfigured("EMAIL_HOST must be set when EMAIL_BACKEND=smtp")
-    _email_port = env_int("EMAIL_PORT", 587, minimum=1, maximum=65535)
-    _mail_options = {
-        "host": _EMAIL_HOST, "port": _email_port,
-        "username": env_str("EMAIL_HOST_USER"), "password": env_secret("EMAIL_HOST_PASSWORD"),
-        "use_tls": env_bool("EMAIL_USE_TLS", default=_email_port == 587),
-        "use_ssl": env_bool("EMAIL_USE_SSL", default=_email_port == 465), "timeout": 30,
-    }
-elif _EMAIL_BACKEND == "file":
-    _mail_options = {"file_path": env_str("EMAIL_FILE_PATH", str(VAR_DIR / "mail"))}
-else:
-    _mail_options = {}
-MAILERS = {"default": {"BACKEND": f"django.core.mail.backends.{_EMAIL_BACKEND.replace('file', 'filebased')}"
-                                  ".EmailBackend", "OPTIONS": _mail_options}}
+# E-mail to the owner: console by default, SMTP when EMAIL_HOST is set (twinsite/settings_owner.py)
+MAILERS = mailers(VAR_DIR)
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "twinsite@localhost")
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -3,6 +3,8 @@ requests. Read from the environment like every setting; ``twinsite.settings`` im
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from django.core.exceptions import ImproperlyConfigured
 
 from twinsite.env import (
@@ -11,6 +13,7 @@ from twinsite.env import (
     env_duration,
     env_int,
     env_quiet_hours,
+    env_secret,
     env_str,
     env_time_of_day,
     env_token,
@@ -49,3 +52,27 @@ TWIN_NOTIFY_QUIET = env_quiet_hours("TWIN_NOTIFY_QUIET")
 
 # The visitor's card says roughly when to expect the owner's decision; 0: it says nothing of when
 TWIN_OWNER_REPLY_HOURS = env_int("TWIN_OWNER_REPLY_HOURS", 0, minimum=0, maximum=24 * 30)
+
+
+def mailers(var_dir: Path) -> dict:
+    """Django's MAILERS for e-mail to the owner (approved contact messages, the digest, notices):
+    console by default, SMTP when EMAIL_HOST is set, files under EMAIL_FILE_PATH (default
+    ``var_dir/mail``) with EMAIL_BACKEND=file."""
+    host = env_str("EMAIL_HOST")
+    backend = env_choice("EMAIL_BACKEND", "smtp" if host else "console", ("console", "smtp", "file"))
+    if backend == "smtp":
+        if not host:
+            raise ImproperlyConfigured("EMAIL_HOST must be set when EMAIL_BACKEND=smtp")
+        port = env_int("EMAIL_PORT", 587, minimum=1, maximum=65535)
+        options = {
+            "host": host, "port": port,
+            "username": env_str("EMAIL_HOST_USER"), "password": env_secret("EMAIL_HOST_PASSWORD"),
+            "use_tls": env_bool("EMAIL_USE_TLS", default=port == 587),
+            "use_ssl": env_bool("EMAIL_USE_SSL", default=port == 465), "timeout": 30,
+        }
+    elif backend == "file":
+        options = {"file_path": env_str("EMAIL_FILE_PATH", str(var_dir / "mail"))}
+    else:
+        options = {}
+    return {"default": {"BACKEND": f"django.core.mail.backends.{backend.replace('file', 'filebased')}.EmailBackend",
+                        "OPTIONS": options}}

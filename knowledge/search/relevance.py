@@ -12,7 +12,7 @@ from django.conf import settings
 
 from knowledge.embedders import Embedder
 from text import topics
-from text.lexicon import owner_references
+from text.topics import owner_references
 
 if TYPE_CHECKING:
     from knowledge.search import SearchHit

@@ -14,7 +14,8 @@ import re
 from chat.providers.offline.lexicon import THEN, WORDS
 from chat.providers.offline.question import question_kind
 from text import topics
-from text.lexicon import owner_references, shared
+from text.lexicon import shared
+from text.topics import owner_references
 
 # What visitors call each kind of document that comes in numbers (a site has one CV, one about
 # page, but many projects and articles).
