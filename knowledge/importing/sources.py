@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import httpx
-
-from knowledge.importing import kinds, ssg, web
+from knowledge.importing import fetch, kinds, ssg, web
+from knowledge.importing.fetch import Resolver
 from knowledge.importing.model import Imported, Skipped, SourceError
 from knowledge.importing.pdf import read_pdf
 from knowledge.importing.word import read_docx
@@ -26,17 +26,18 @@ class Reading:
 
 
 def read_sources(sources: list[str], *, kind: str | None = None, lang: str | None = None, max_pages: int = 50,
-                 progress: Callable[[int, int, str], None] | None = None, client: httpx.Client | None = None,
-                 public_only: bool = False, labels: dict[str, str] | None = None) -> Reading:
+                 progress: Callable[[int, int, str], None] | None = None, public_only: bool = False,
+                 labels: dict[str, str] | None = None, resolve: Resolver | None = None) -> Reading:
     """Every source read; one that fails, for whatever reason, is one line in ``failed`` and the
     others go on. ``public_only``: web addresses must resolve to public addresses (the admin).
     ``labels``: the name a file goes by instead of its path (an upload: the owner's file name, the
     same for every upload of it, so a new upload updates the document it wrote before)."""
     reading = Reading()
+    until = time.monotonic() + fetch.budget()  # the job's wall-clock budget, over every source
     for source in sources:
         try:
-            docs, skipped = _read(source, max_pages=max_pages, progress=progress, client=client,
-                                  public_only=public_only, label=(labels or {}).get(source))
+            docs, skipped = _read(source, max_pages=max_pages, progress=progress, public_only=public_only,
+                                  label=(labels or {}).get(source), until=until, resolve=resolve)
         except SourceError as exc:
             reading.failed.append((source, str(exc)))
             continue
@@ -48,10 +49,11 @@ def read_sources(sources: list[str], *, kind: str | None = None, lang: str | Non
     return reading
 
 
-def _read(source: str, *, max_pages: int, progress, client, public_only: bool,
-          label: str | None = None) -> tuple[list[Imported], list[Skipped]]:
+def _read(source: str, *, max_pages: int, progress, public_only: bool, label: str | None = None,
+          until: float | None = None, resolve: Resolver | None = None) -> tuple[list[Imported], list[Skipped]]:
     if re.match(r"https?://", source, re.I):
-        return web.read_site(source, max_pages=max_pages, progress=progress, client=client, public_only=public_only)
+        return web.read_site(source, max_pages=max_pages, progress=progress, public_only=public_only, until=until,
+                             resolve=resolve)
     path = Path(source).expanduser()
     if not path.exists():
         raise SourceError("no such file or folder")

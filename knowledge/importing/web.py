@@ -20,12 +20,11 @@ from dataclasses import dataclass
 from urllib.parse import urldefrag, urljoin, urlsplit
 from urllib.robotparser import RobotFileParser
 
-import httpx
 import trafilatura
 from lxml import etree
 from lxml import html as lxml_html
 
-from knowledge.importing.fetch import Fetcher, decode, host_key, new_client
+from knowledge.importing.fetch import BudgetSpent, Fetcher, Resolver, decode, host_key
 from knowledge.importing.model import Imported, Skipped, SourceError
 
 ROBOTS_AGENT = "Twinsite"
@@ -49,16 +48,15 @@ class _Page:
     html: str
 
 
-def read_site(address: str, *, max_pages: int = 50, progress: ProgressFn | None = None,
-              client: httpx.Client | None = None, public_only: bool = False) -> tuple[list[Imported], list[Skipped]]:
-    """The page at ``address``, or the site when it is a root or a sitemap address."""
+def read_site(address: str, *, max_pages: int = 50, progress: ProgressFn | None = None, public_only: bool = False,
+              until: float | None = None, resolve: Resolver | None = None) -> tuple[list[Imported], list[Skipped]]:
+    """The page at ``address``, or the site when it is a root or a sitemap address. ``until``:
+    when the import job's budget ends (``time.monotonic()``); ``resolve``: host, port -> addresses."""
     parts = urlsplit(address)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise SourceError(f"{address} is not an http(s) address")
-    own = client is None
-    client = client or new_client()
+    fetcher = Fetcher(address, public_only=public_only, resolve=resolve, until=until)
     try:
-        fetcher = Fetcher(address, client, public_only=public_only)
         root = f"{parts.scheme}://{parts.netloc}"
         robots = _robots(fetcher, root)
         fetcher.allowed = lambda url: robots.can_fetch(ROBOTS_AGENT, url)
@@ -74,8 +72,7 @@ def read_site(address: str, *, max_pages: int = 50, progress: ProgressFn | None 
         return _crawl(fetcher, robots, queue, lastmod, max_pages=max_pages if whole_site else 1,
                       follow_links=whole_site and not lastmod, progress=progress, strict=not whole_site)
     finally:
-        if own:
-            client.close()
+        fetcher.close()
 
 
 def _robots(fetcher: Fetcher, root: str) -> RobotFileParser:
@@ -158,6 +155,12 @@ def _crawl(fetcher: Fetcher, robots: RobotFileParser, queue: list[str], lastmod:
                         seen.add(link)
                         todo.append(link)
             doc, reason = page_document(page.url, page.html)
+        except BudgetSpent as exc:
+            if strict:
+                raise
+            skipped.extend(Skipped(u, str(exc)) for u in [url, *todo])
+            todo.clear()
+            break
         except SourceError as exc:
             if strict:
                 raise

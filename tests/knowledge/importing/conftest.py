@@ -79,6 +79,8 @@ class Site:
         self.robots_status = 200
         self.with_sitemap = True
         self.requests: list[tuple[str, str]] = []  # (path, user agent)
+        self.hosts: list[str] = []  # the Host header of each request
+        self.dripped = 0  # bytes of /drip/'s headers sent
         self.other = ""  # an address on another host, for the redirect test
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
@@ -94,6 +96,7 @@ class Site:
 
             def do_GET(self) -> None:
                 site.requests.append((self.path, self.headers.get("User-Agent", "")))
+                site.hosts.append(self.headers.get("Host", ""))
                 if self.path == "/robots.txt":
                     if site.robots is None:
                         return self._send(404, "not found")
@@ -117,6 +120,16 @@ class Site:
                     return self._send(200, page("Compressed", f"<p>{PROSE}</p>"), gzipped=True)
                 if self.path == "/bomb/":  # 3 MB of nothing, 3 kB on the wire
                     return self._send(200, "<p>" + " " * 3_000_000 + "</p>", gzipped=True)
+                if self.path == "/drip/":  # its headers a byte at a time, for a minute
+                    try:
+                        for byte in b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nX-Slow: " + b"a" * 1200:
+                            self.wfile.write(bytes([byte]))
+                            self.wfile.flush()
+                            site.dripped += 1
+                            time.sleep(0.05)
+                    except OSError:
+                        pass
+                    return None
                 if self.path == "/trickle/":
                     self.send_response(200)
                     self.send_header("Content-Type", "text/html")
