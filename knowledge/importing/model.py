@@ -5,7 +5,17 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 
+from django.utils.translation import gettext_lazy as _
+
 MAX_FILE_BYTES = 20 * 1024 * 1024  # a PDF or DOCX read at most (an upload too)
+# a request's body the proxies let through (deploy/proxy: the admin's Import only): the file and the form around it
+MAX_UPLOAD_BODY = MAX_FILE_BYTES + 1024 * 1024
+
+# Why a passage of a source was left out (the summary's and the preview's words: owner-facing)
+LEFT_OUT = {
+    "hidden": _("left out: hidden in the source, not shown to a reader"),
+    "instruction": _("left out: reads as an instruction to the assistant"),
+}
 
 
 class SourceError(Exception):
@@ -28,6 +38,8 @@ class Imported:
     slug: str = ""  # the file's path without ".md", relative to the knowledge folder
     hints: list[str] = field(default_factory=list)  # words of the address or front matter that hint a kind
     person: str = ""  # a CV's name line: whose knowledge this is (files.owner_file)
+    # passages not imported, (why, excerpt): why is a key of LEFT_OUT
+    left_out: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def words(self) -> int:

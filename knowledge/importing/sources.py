@@ -10,6 +10,7 @@ from pathlib import Path
 
 from knowledge.importing import fetch, kinds, ssg, web
 from knowledge.importing.fetch import Resolver
+from knowledge.importing.hidden import screened
 from knowledge.importing.model import Imported, Skipped, SourceError
 from knowledge.importing.pdf import read_pdf
 from knowledge.importing.word import read_docx
@@ -79,6 +80,8 @@ def _decided(doc: Imported, *, kind: str | None, lang: str | None) -> Imported:
     """The document with its language (forced, the page's own, else detected) and kind (forced or
     guessed); a CV whose reader found its owner's name line is titled as one, the name kept in
     the text."""
+    doc.body, instructions = screened(doc.body)
+    doc.left_out = [*doc.left_out, *instructions]
     doc.lang = lang or doc.lang or detect_language(f"{doc.title}\n{doc.body}")
     if kind:
         doc.kind, doc.kind_sure = kind, True

@@ -25,6 +25,7 @@ from lxml import etree
 from lxml import html as lxml_html
 
 from knowledge.importing.fetch import BudgetSpent, Fetcher, Resolver, decode, host_key
+from knowledge.importing.hidden import visible_html
 from knowledge.importing.model import Imported, Skipped, SourceError
 
 ROBOTS_AGENT = "Twinsite"
@@ -228,7 +229,9 @@ def _links(page: _Page, host: str) -> list[str]:
 
 
 def page_document(url: str, html: str) -> tuple[Imported | None, str]:
-    """The page's main text as a document, or None and why it is not the owner's content."""
+    """The page's main text as a document, or None and why it is not the owner's content. What
+    the page hides from sight is gone before trafilatura reads it."""
+    html, hidden = visible_html(html)
     try:
         tree = lxml_html.fromstring(html)
     except (etree.ParserError, ValueError):
@@ -254,7 +257,7 @@ def page_document(url: str, html: str) -> tuple[Imported | None, str]:
     lang = (tree.get("lang") or tree.get("{http://www.w3.org/XML/1998/namespace}lang") or "").lower()[:2]
     doc = Imported(source=url, title=title or path.strip("/") or urlsplit(url).netloc, body=body,
                    lang=lang if lang in ("en", "nl") else "", url=url, updated=_date(meta.date if meta else None),
-                   slug=_slug(path), hints=segments)
+                   slug=_slug(path), hints=segments, left_out=hidden)
     return doc, ""
 
 

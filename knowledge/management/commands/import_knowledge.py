@@ -12,6 +12,7 @@ from django.db import DatabaseError
 
 from knowledge.content import KINDS, LANGS
 from knowledge.importing.files import Status, owner_name, plan, write, write_owner
+from knowledge.importing.model import LEFT_OUT
 from knowledge.importing.sources import read_sources
 from knowledge.models import TaughtAnswer
 from knowledge.services import progress_bar
@@ -78,6 +79,9 @@ class Command(BaseCommand):
         for e in entries:
             if e.status == Status.SKIPPED:
                 self.stdout.write(f"skipped  {e.doc.source}: {e.reason}")
+        for doc in reading.docs:
+            for why, text in doc.left_out:
+                self.stdout.write(f'{LEFT_OUT[why]}  {doc.source}: "{text}"')
         for source, reason in reading.failed:
             self.stderr.write(f"failed   {source}: {reason}")
         unsure = [e.path for e in entries if not e.doc.kind_sure]
@@ -90,7 +94,7 @@ class Command(BaseCommand):
             f"files ({counts[Status.NEW]} new, {counts[Status.CHANGED]} changed), {counts[Status.UNCHANGED]} "
             f"unchanged, {counts[Status.KEPT]} kept (edited by you; --force overwrites), "
             f"{len(reading.skipped) + counts[Status.SKIPPED]} "
-            f"skipped, {len(reading.failed)} failed")
+            f"skipped, {len(reading.failed)} failed, {sum(len(d.left_out) for d in reading.docs)} passages left out")
 
 
 def _taught_titles() -> set[str]:
