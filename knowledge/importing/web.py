@@ -178,27 +178,43 @@ def _crawl(fetcher: Fetcher, robots: RobotFileParser, queue: list[str], lastmod:
         doc.updated = lastmod.get(url) or doc.updated
         docs.append(doc)
     skipped.extend(Skipped(url, f"over --max-pages {max_pages}") for url in todo)
-    listings = [doc for doc in docs if _repeats_others(doc, docs)]
+    openings = Openings(docs)
+    listings = [doc for doc in docs if openings.repeats(doc)]
     skipped.extend(Skipped(doc.source, "repeats the other pages' text (a list of posts)") for doc in listings)
     return [doc for doc in docs if doc not in listings], skipped
 
 
-def _repeats_others(doc: Imported, docs: list[Imported]) -> bool:
-    """Most of the page's lines of text are the openings of paragraphs of at least two other
-    pages (a home page or archive that lists posts with their first lines). A page that merely
-    shares a passage with another, or copies one page whole, is kept."""
+class Openings:
+    """The openings of every page's paragraphs, by their first ``PREFIX`` characters: a page is a
+    list of posts when most of its lines of text are the openings of paragraphs of at least two
+    other pages (a home page or archive that lists posts with their first lines). A page that
+    merely shares a passage with another, or copies one page whole, is kept. Built once per site
+    (each paragraph one key), each line looked up: no page compared with every other."""
 
-    def key(text: str) -> str:
-        return " ".join(text.split()).rstrip("…. ")[:120]
+    PREFIX = 30
 
-    openings = {id(d): [" ".join(p.split()) for p in d.body.splitlines() if p.strip()] for d in docs if d is not doc}
-    lines = [key(line) for line in doc.body.splitlines() if len(line.split()) >= 8]
-    matched, sources = 0, set()
-    for line in lines:
-        hits = {other for other, starts in openings.items() if any(s.startswith(line) for s in starts)}
-        matched += bool(hits)
-        sources |= hits
-    return len(lines) >= 2 and matched >= 0.5 * len(lines) and len(sources) >= 2
+    def __init__(self, docs: list[Imported]) -> None:
+        self.pages: dict[str, list[tuple[int, str]]] = {}
+        for n, doc in enumerate(docs):
+            for paragraph in doc.body.splitlines():
+                text = " ".join(paragraph.split())
+                if len(text) >= self.PREFIX:
+                    self.pages.setdefault(text[:self.PREFIX], []).append((n, text))
+        self.index = {id(doc): n for n, doc in enumerate(docs)}
+
+    def repeats(self, doc: Imported) -> bool:
+        own = self.index[id(doc)]
+        lines = [_key(line) for line in doc.body.splitlines() if len(line.split()) >= 8]
+        matched, sources = 0, set()
+        for line in lines:
+            hits = {n for n, text in self.pages.get(line[:self.PREFIX], ()) if n != own and text.startswith(line)}
+            matched += bool(hits)
+            sources |= hits
+        return len(lines) >= 2 and matched >= 0.5 * len(lines) and len(sources) >= 2
+
+
+def _key(text: str) -> str:
+    return " ".join(text.split()).rstrip("…. ")[:120]
 
 
 def _page(fetcher: Fetcher, url: str) -> _Page:

@@ -9,6 +9,9 @@ page, and roles that run across a page break.
 
 from __future__ import annotations
 
+import struct
+import zipfile
+import zlib
 from pathlib import Path
 
 from reportlab.lib.colors import HexColor
@@ -158,3 +161,59 @@ def cv_pdf(path: Path, *, columns: int = 2, footer: bool = True, long: bool = Tr
                 main.line(item)
     pdf.close()
     return path
+
+
+def bomb_docx(path: Path, *, unpacked: int = 2**30, declared: int | None = None) -> Path:
+    """A DOCX of about 1 MB whose document.xml unpacks to ``unpacked`` bytes of one paragraph of
+    spaces (``declared``: the size its zip directory claims, when it lies). Made in a second: a
+    megabyte is deflated once with a full flush, which makes every later megabyte's bytes the same."""
+    import docx
+
+    small = path.with_suffix(".small.docx")
+    docx.Document().save(small)
+    with zipfile.ZipFile(small) as real:
+        members = [(info.filename, real.read(info.filename)) for info in real.infolist()
+                   if info.filename != "word/document.xml"]
+    small.unlink()
+    head = (b'<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:document xmlns:w="http://schemas.'
+            b'openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t xml:space="preserve">')
+    tail = b"</w:t></w:r></w:p></w:body></w:document>"
+    mb = 2**20
+    filler = b" " * mb
+    repeats = (unpacked - len(head) - len(tail)) // mb
+    rest = b" " * (unpacked - len(head) - len(tail) - repeats * mb)
+    packer = zlib.compressobj(9, zlib.DEFLATED, -15)
+    opening = packer.compress(head) + packer.flush(zlib.Z_FULL_FLUSH)
+    block = packer.compress(filler) + packer.flush(zlib.Z_FULL_FLUSH)
+    closing = packer.compress(rest + tail) + packer.flush()
+    crc = zlib.crc32(head)
+    for _ in range(repeats):
+        crc = zlib.crc32(filler, crc)
+    crc = zlib.crc32(tail, zlib.crc32(rest, crc))
+    parts = [(name, zlib.crc32(data), len(data), _deflate(data)) for name, data in members]
+    parts.append(("word/document.xml", crc, declared or unpacked, [opening, *[block] * repeats, closing]))
+    _write_zip(path, parts)
+    return path
+
+
+def _deflate(data: bytes) -> list[bytes]:
+    packer = zlib.compressobj(9, zlib.DEFLATED, -15)
+    return [packer.compress(data) + packer.flush()]
+
+
+def _write_zip(path: Path, parts: list[tuple[str, int, int, list[bytes]]]) -> None:
+    """A zip written by hand (zipfile cannot take data deflated already)."""
+    directory, offset = [], 0
+    with path.open("wb") as out:
+        for name, crc, size, chunks in parts:
+            packed = sum(len(c) for c in chunks)
+            raw = name.encode()
+            fields = (20, 0, 8, 0, 0, crc, packed, size, len(raw), 0)
+            out.write(struct.pack("<IHHHHHIIIHH", 0x04034B50, *fields) + raw)
+            for chunk in chunks:
+                out.write(chunk)
+            directory.append(struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 20, *fields, 0, 0, 0, 0, offset) + raw)
+            offset += 30 + len(raw) + packed
+        central = b"".join(directory)
+        out.write(central)
+        out.write(struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, len(parts), len(parts), len(central), offset, 0))
