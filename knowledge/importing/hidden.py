@@ -16,10 +16,7 @@ from lxml import etree
 from lxml import html as lxml_html
 
 from guards.rules import HARD_MAX_CHARS, instructs
-
-HIDDEN = "hidden"
-INSTRUCTION = "instruction"
-EXCERPT = 100  # characters of a left-out passage shown in the summary
+from knowledge.importing.model import HIDDEN, INSTRUCTION, excerpt
 
 # A class that hides its element from sight by the common frameworks' names (Bootstrap, Tailwind,
 # WordPress, Foundation, HTML5 Boilerplate)
@@ -109,8 +106,3 @@ def screened(body: str) -> tuple[str, list[tuple[str, str]]]:
 def _instructs(text: str) -> bool:
     step = HARD_MAX_CHARS // 2  # overlapping windows: a long paragraph is screened whole
     return any(instructs(text[start:start + HARD_MAX_CHARS]) for start in range(0, max(len(text) - step, 1), step))
-
-
-def excerpt(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= EXCERPT else text[: EXCERPT - 1] + "…"

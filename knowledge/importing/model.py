@@ -11,6 +11,16 @@ MAX_FILE_BYTES = 20 * 1024 * 1024  # a PDF or DOCX read at most (an upload too)
 # a request's body the proxies let through (deploy/proxy: the admin's Import only): the file and the form around it
 MAX_UPLOAD_BODY = MAX_FILE_BYTES + 1024 * 1024
 
+HIDDEN = "hidden"
+INSTRUCTION = "instruction"
+EXCERPT = 100  # characters of a left-out passage shown in the summary
+
+
+def excerpt(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= EXCERPT else text[: EXCERPT - 1] + "…"
+
+
 # Why a passage of a source was left out (the summary's and the preview's words: owner-facing)
 LEFT_OUT = {
     "hidden": _("left out: hidden in the source, not shown to a reader"),

@@ -29,7 +29,8 @@ import pdfplumber
 from pdfminer.pdfdocument import PDFPasswordIncorrect
 from pdfplumber.utils.exceptions import PdfminerException
 
-from knowledge.importing.model import MAX_FILE_BYTES, Imported, SourceError
+from knowledge.importing.model import HIDDEN, MAX_FILE_BYTES, Imported, SourceError, excerpt
+from knowledge.importing.pdfbounds import MAX_PAGES, run_bounded, visible_page
 
 _BAND = 0.075  # the top and bottom share of a page where headers and footers sit
 _PAGE_NUMBER = re.compile(r"^[-–(\[ ]*((page|pagina|seite|p\.)\s*)?#+(\s*(of|van|von|/|de|sur)\s*#+)?[-–)\] ]*$",
@@ -90,18 +91,31 @@ class _Stream:
 
 
 def read_pdf(path: Path, *, source: str | None = None) -> Imported:
+    """The PDF read in a child process with a memory, CPU-time and page cap (``pdfbounds``)."""
     size = path.stat().st_size
     if size > MAX_FILE_BYTES:
         raise SourceError(f"the PDF is {size / 1e6:.1f} MB, over the 20 MB limit: export a smaller one")
+    return run_bounded(read_here, path, source)
+
+
+def read_here(path: Path, source: str | None = None) -> Imported:
+    """The PDF read in this process: only under ``pdfbounds.run_bounded``."""
+    hidden: list[tuple[str, str]] = []
     try:
         with pdfplumber.open(path) as pdf:
-            pages = [_words(page) for page in pdf.pages]
+            if len(pdf.pages) > MAX_PAGES:
+                raise SourceError(f"the PDF has {len(pdf.pages)} pages, over the {MAX_PAGES} an import reads")
+            pages = [_words(page, hidden) for page in pdf.pages]
             heights = [float(page.height) for page in pdf.pages]
             meta_title = str((pdf.metadata or {}).get("Title") or "").strip()
     except (PdfminerException, PDFPasswordIncorrect) as exc:
+        if any(isinstance(arg, MemoryError) for arg in exc.args):  # the child's address-space limit
+            raise SourceError("the PDF needs more memory than an import may use: not read") from None
         if "password" in repr(exc).lower() or "encrypt" in repr(exc).lower():
             raise SourceError("the PDF is encrypted: save or print it again without a password") from None
         raise SourceError(f"not a readable PDF ({type(exc).__name__})") from None
+    except SourceError:
+        raise
     except Exception as exc:
         raise SourceError(f"not a readable PDF ({type(exc).__name__})") from None
     if sum(len(w.text) for words in pages for w in words) < 20:
@@ -123,10 +137,13 @@ def read_pdf(path: Path, *, source: str | None = None) -> Imported:
     # the largest line names the CV's owner only when it is a name's length
     person = title_line.text if title_line and 2 <= len(title_line.words) <= 5 else ""
     return Imported(source=source or path.name, title=title, body=body, slug=humanise(path.stem, slug=True),
-                    hints=["pdf"], person=person)
+                    hints=["pdf"], person=person, left_out=hidden)
 
 
-def _words(page) -> list[_Word]:
+def _words(page, hidden: list[tuple[str, str]]) -> list[_Word]:
+    page, unseen = visible_page(page)
+    if unseen.strip():
+        hidden.append((HIDDEN, excerpt(unseen)))
     return [
         _Word(text=_glyphs(w["text"]), x0=float(w["x0"]), x1=float(w["x1"]), top=float(w["top"]),
               bottom=float(w["bottom"]), size=float(w.get("size") or 0),

@@ -18,8 +18,7 @@ from docx.opc.exceptions import PackageNotFoundError
 from docx.text.paragraph import Paragraph
 from lxml import etree
 
-from knowledge.importing.hidden import HIDDEN, excerpt
-from knowledge.importing.model import MAX_FILE_BYTES, Imported, SourceError
+from knowledge.importing.model import HIDDEN, MAX_FILE_BYTES, Imported, SourceError, excerpt
 from knowledge.importing.pdf import humanise
 
 _HEADING = re.compile(r"^(?:heading|kop)\s*(\d)$", re.I)

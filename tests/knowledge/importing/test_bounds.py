@@ -7,8 +7,9 @@ import pytest
 
 from knowledge.importing import web
 from knowledge.importing.model import Imported, SourceError
+from knowledge.importing.pdf import read_pdf
 from knowledge.importing.word import read_docx
-from tests.knowledge.importing.makers import bomb_docx
+from tests.knowledge.importing.makers import bomb_docx, bomb_pdf, hidden_text_pdf
 
 
 def test_a_docx_of_a_megabyte_that_unpacks_to_a_gigabyte_is_refused_before_it_is_inflated(tmp_path):
@@ -66,3 +67,24 @@ def test_the_list_of_posts_check_stays_linear_in_the_pages():
     index = web.Openings(docs)
     assert sum(len(v) for v in index.pages.values()) == 300 * 40  # one key per paragraph, not one per pair
     assert not any(index.repeats(d) for d in docs)
+
+
+def test_pdf_text_drawn_invisibly_in_white_tiny_or_off_the_page_is_left_out_and_named(tmp_path):
+    doc = read_pdf(hidden_text_pdf(tmp_path / "bridges.pdf"))
+    assert "footbridges" in doc.body and "handrails" in doc.body
+    for gone in ("free bridge survey", "White words", "Tiny words", "far to the left"):
+        assert gone not in doc.body
+    [(why, text)] = doc.left_out
+    assert why == "hidden" and "free bridge survey" in text and "White words" in text
+
+
+def test_a_pdf_over_the_page_cap_is_refused(tmp_path):
+    with pytest.raises(SourceError, match="51 pages, over the 50"):
+        read_pdf(hidden_text_pdf(tmp_path / "long.pdf", pages=51))
+
+
+def test_a_pdf_whose_stream_inflates_past_the_childs_memory_is_refused(tmp_path):
+    bomb = bomb_pdf(tmp_path / "cv.pdf")
+    assert bomb.stat().st_size < 5_000_000
+    with pytest.raises(SourceError, match="more memory"):
+        read_pdf(bomb)

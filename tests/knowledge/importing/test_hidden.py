@@ -7,7 +7,8 @@ import io
 import pytest
 from django.core.management import call_command
 
-from knowledge.importing.hidden import excerpt, screened, visible_html
+from knowledge.importing.hidden import screened, visible_html
+from knowledge.importing.model import excerpt
 from tests.knowledge.importing.conftest import PROSE, page
 
 OWN = ("I restore timber-framed barns in the Achterhoek and teach weekend courses in joinery for beginners, "
