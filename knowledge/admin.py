@@ -25,13 +25,14 @@ from chat.selectors import question_wordings
 from chat.services import questions_answered, questions_reopened
 from knowledge.content import KINDS, LANGS, ContentError
 from knowledge.embedders import get_embedders
-from knowledge.importing.model import MAX_FILE_BYTES
+from knowledge.importing.files import load_plan
+from knowledge.importing.model import LEFT_OUT, MAX_FILE_BYTES
 from knowledge.models import Document, KnowledgeChunk, TaughtAnswer
 from knowledge.search import knowledge_search
 from knowledge.search.relevance import relevance
 from knowledge.selectors import public_url
 from knowledge.services import SyncBusy, knowledge_teach, knowledge_unteach, taught_path, taught_path_sql
-from knowledge.tasks import knowledge_import_task, knowledge_sync_task
+from knowledge.tasks import knowledge_import_task, knowledge_sync_task, plan_path
 from ops.models import Job
 from ops.services import JobBusy, job_start
 from text.language import detect_language
@@ -194,7 +195,8 @@ class DocumentAdmin(ReadOnlyAdmin):
         if request.method == "POST":
             if job.status != Job.Status.SUCCEEDED or not job.arguments.get("dry_run"):
                 return HttpResponse(status=409)
-            applied = self._start_import(request, {**job.arguments, "dry_run": False})
+            # the files the preview showed, kept with it: the source is not read again
+            applied = self._start_import(request, {**job.arguments, "dry_run": False, "preview": job.pk})
             if applied is None:
                 return HttpResponseRedirect(request.path)
             self.message_user(request, format_html('Import queued for the worker: <a href="{}">follow its '
@@ -202,9 +204,12 @@ class DocumentAdmin(ReadOnlyAdmin):
                                                                             args=[applied.pk])), messages.SUCCESS)
             return HttpResponseRedirect(reverse("admin:knowledge_document_changelist"))
         result = json.loads(job.result) if job.status == Job.Status.SUCCEEDED and job.result else None
+        saved = load_plan(plan_path(job.pk)) if result and job.arguments.get("dry_run") else None
+        left_out = [(source, LEFT_OUT.get(why, why), text) for source, why, text in (result or {}).get("left_out", [])]
         context = {**self.admin_site.each_context(request), "title": "Import: what it would write",
-                   "opts": self.model._meta, "job": job, "result": result,
-                   "writes": result and any(e["status"] in ("new", "changed") for e in result["entries"])}
+                   "opts": self.model._meta, "job": job, "result": result, "left_out": left_out,
+                   "files": (saved or {}).get("files", []),
+                   "writes": bool(saved and saved.get("files"))}
         return TemplateResponse(request, "admin/knowledge/document/import_preview.html", context)
 
     def test_retrieval_view(self, request: HttpRequest) -> HttpResponse:

@@ -9,6 +9,7 @@ updates its pages in place and writes nothing that did not change.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import os
@@ -181,21 +182,69 @@ def write(entries: list[Entry], root: Path) -> int:
     it): a failure leaves the file as it was and the others untouched. Returns how many."""
     written = 0
     for entry in entries:
+        if entry.writes:
+            _write_file(root / entry.path, entry.text)
+            written += 1
+    return written
+
+
+def _write_file(target: Path, text: str) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".import-", suffix=".tmp")
+    try:
+        # readable as the owner's other files are (mkstemp makes it private)
+        os.chmod(tmp, target.stat().st_mode & 0o777 if target.exists() else 0o644)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+# --- A preview's plan: what the owner saw is what is written, never read from the source again ------------
+
+
+def _digest(path: Path) -> str | None:
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+
+
+def save_plan(entries: list[Entry], owner: str, root: Path, target: Path) -> list[dict]:
+    """Keep the files a preview would write (their whole text, the diff against the file there
+    now, and that file's hash) in ``target``; returns them for the preview page."""
+    files = []
+    for entry in entries:
         if not entry.writes:
             continue
-        target = root / entry.path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".import-", suffix=".tmp")
-        try:
-            # readable as the owner's other files are (mkstemp makes it private)
-            os.chmod(tmp, target.stat().st_mode & 0o777 if target.exists() else 0o644)
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(entry.text)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        current = root / entry.path
+        old = current.read_text(encoding="utf-8", errors="replace") if current.is_file() else ""
+        diff = "\n".join(difflib.unified_diff(old.splitlines(), entry.text.splitlines(), "now", "after the import",
+                                              lineterm="", n=2)) if old else ""
+        files.append({"path": entry.path, "status": str(entry.status), "text": entry.text, "diff": diff,
+                      "before": _digest(current)})
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps({"files": files, "owner": owner}, ensure_ascii=False), encoding="utf-8")
+    return files
+
+
+def load_plan(target: Path) -> dict | None:
+    try:
+        return json.loads(target.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def apply_plan(saved: dict, root: Path) -> tuple[int, list[str]]:
+    """Write exactly the texts the preview showed; a file that changed since the preview (the owner
+    edited it, another import wrote it) is left as it is and named. Returns (written, left)."""
+    written, left = 0, []
+    for planned in saved.get("files", []):
+        target = root / planned["path"]
+        if not target.resolve().is_relative_to(root.resolve()) or _digest(target) != planned["before"]:
+            left.append(planned["path"])
+            continue
+        _write_file(target, planned["text"])
         written += 1
-    return written
+    return written, left
