@@ -45,8 +45,8 @@ class ChunkInline(ReadOnlyInline):
 
 
 class ImportForm(forms.Form):
-    file = forms.FileField(required=False,
-                           help_text="A CV or LinkedIn profile as PDF, or a CV as DOCX (20 MB at most).")
+    file = forms.FileField(required=False, help_text=f"A CV or LinkedIn profile as PDF, or a CV as DOCX "
+                                                     f"({MAX_FILE_BYTES // 2**20} MB at most).")
     address = forms.URLField(required=False, assume_scheme="https", max_length=500,
                              help_text="A page, or your site's root address to read the whole site "
                                        "(its sitemap, else the links of its home page).")
@@ -64,7 +64,7 @@ class ImportForm(forms.Form):
             if not upload.name.lower().endswith((".pdf", ".docx")):
                 raise forms.ValidationError("Upload a PDF or a DOCX file.")
             if upload.size > MAX_FILE_BYTES:
-                raise forms.ValidationError("The file is over 20 MB.")
+                raise forms.ValidationError(f"The file is over {MAX_FILE_BYTES // 2**20} MB.")
         return data
 
 

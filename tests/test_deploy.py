@@ -112,3 +112,24 @@ def test_dockerfile_runs_daphne_as_a_non_root_user_with_the_models_inside():
                                                                                     re.MULTILINE))
     ignored = (ROOT / ".dockerignore").read_text().split()
     assert {".venv", "var", ".env", ".git"} <= set(ignored)
+
+
+def _bytes(size: str) -> int:
+    number, unit = re.fullmatch(r"(\d+)\s*([a-zA-Z]*)", size).groups()
+    return int(number) * {"": 1, "k": 2**10, "m": 2**20, "kib": 2**10, "mib": 2**20, "kb": 10**3, "mb": 10**6}[
+        unit.lower()]
+
+
+def test_the_proxies_let_the_imports_upload_through_and_nothing_larger():
+    from knowledge.importing.model import MAX_FILE_BYTES, MAX_UPLOAD_BODY
+
+    nginx = (ROOT / "deploy/proxy/nginx.conf").read_text()
+    block = re.search(r"location = /admin/knowledge/document/import/ \{(.*?)\}", nginx, re.S).group(1)
+    assert _bytes(re.search(r"client_max_body_size (\w+);", block).group(1)) == MAX_UPLOAD_BODY
+    caddy = (ROOT / "deploy/proxy/Caddyfile").read_text()
+    assert "@import path /admin/knowledge/document/import/" in caddy
+    assert _bytes(re.search(r"request_body @import \{\s*max_size (\w+)", caddy).group(1)) == MAX_UPLOAD_BODY
+    assert MAX_FILE_BYTES < MAX_UPLOAD_BODY <= MAX_FILE_BYTES + 2**21  # the file and the form's few fields
+    everywhere_else = [_bytes(re.search(r"client_max_body_size (\w+);", nginx).group(1)),
+                       _bytes(re.search(r"request_body @other \{\s*max_size (\w+)", caddy).group(1))]
+    assert max(everywhere_else) < MAX_FILE_BYTES
