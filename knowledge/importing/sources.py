@@ -81,7 +81,10 @@ def _decided(doc: Imported, *, kind: str | None, lang: str | None) -> Imported:
     guessed); a CV whose reader found its owner's name line is titled as one, the name kept in
     the text."""
     doc.body, instructions = screened(doc.body)
-    doc.left_out = [*doc.left_out, *instructions]
+    _, ordering = screened(doc.title)
+    if ordering:  # a title is read by the model too: the file's name instead
+        doc.title = doc.slug.rsplit("/", 1)[-1].replace("-", " ").capitalize() or "Document"
+    doc.left_out = [*doc.left_out, *ordering, *instructions]
     doc.lang = lang or doc.lang or detect_language(f"{doc.title}\n{doc.body}")
     if kind:
         doc.kind, doc.kind_sure = kind, True
