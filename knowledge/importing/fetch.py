@@ -4,7 +4,7 @@ Every hop of a redirect must stay on the start host (compared as lower-case host
 port) and be allowed by robots.txt. A response is read raw, at most 2 MB, and decompressed here
 with the same bound (httpx would inflate a compressed body whole before any check).
 
-Time: one deadline (``TWIN_IMPORT_DEADLINE``, 30 s) runs from the connection to the last byte
+Time: one deadline (``TWIN_IMPORT_DEADLINE``, 20 s) runs from the connection to the last byte
 of a response, headers included: every read and write on the socket is given at most what is
 left of it, so a server that drips its headers a byte at a time ends at the deadline too. An
 import job has a wall-clock budget (``TWIN_IMPORT_BUDGET``) over all its requests.
@@ -48,7 +48,7 @@ Resolver = Callable[[str, int], list[str]]
 
 def deadline() -> float:
     """Seconds from connecting to the last byte of one response."""
-    return float(getattr(settings, "TWIN_IMPORT_DEADLINE", 30.0))
+    return float(getattr(settings, "TWIN_IMPORT_DEADLINE", 20.0))
 
 
 def budget() -> float:
