@@ -265,9 +265,6 @@ TWIN_EMBED_COLOR = env_match("TWIN_EMBED_COLOR", "#2449b8", r"#[0-9a-fA-F]{6}", 
 TWIN_KNOWLEDGE_DIR = Path(env_str("TWIN_KNOWLEDGE_DIR", str(BASE_DIR / "knowledge" / "content"))).resolve()
 # Files uploaded to the admin's Import, kept until the worker has imported them
 TWIN_IMPORT_DIR = Path(env_str("TWIN_IMPORT_DIR", str(BASE_DIR / "var" / "imports"))).resolve()
-# seconds from connecting to the last byte of one fetched page (headers included), and for all of one import's fetching
-TWIN_IMPORT_DEADLINE = env_int("TWIN_IMPORT_DEADLINE", 20, minimum=1)
-TWIN_IMPORT_BUDGET = env_int("TWIN_IMPORT_BUDGET", 600, minimum=10)
 TWIN_OWNER_NAME = TWIN_OWNER_NAME or knowledge_owner_name(TWIN_KNOWLEDGE_DIR) or "the owner"
 # Embedding models, first = primary (full-text rows, relevance). Several are fused by rank.
 TWIN_EMBEDDERS = env_subset("TWIN_EMBEDDERS", "e5,use", ("e5", "use", "api"))

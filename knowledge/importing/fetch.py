@@ -36,6 +36,7 @@ from django.conf import settings
 
 from knowledge.importing.model import SourceError
 from twinsite import __version__
+from twinsite.env import env_int
 
 MAX_PAGE_BYTES = 2 * 1024 * 1024
 MAX_REDIRECTS = 5
@@ -47,13 +48,15 @@ Resolver = Callable[[str, int], list[str]]
 
 
 def deadline() -> float:
-    """Seconds from connecting to the last byte of one response."""
-    return float(getattr(settings, "TWIN_IMPORT_DEADLINE", 20.0))
+    """Seconds from connecting to the last byte of one response: the setting, else the
+    environment's ``TWIN_IMPORT_DEADLINE``, else 20."""
+    return float(getattr(settings, "TWIN_IMPORT_DEADLINE", None) or env_int("TWIN_IMPORT_DEADLINE", 20, minimum=1))
 
 
 def budget() -> float:
-    """Seconds one import job may spend fetching, all its requests together."""
-    return float(getattr(settings, "TWIN_IMPORT_BUDGET", 600.0))
+    """Seconds one import job may spend fetching, all its requests together (``TWIN_IMPORT_BUDGET``, 600)."""
+    value = getattr(settings, "TWIN_IMPORT_BUDGET", None)
+    return float(value if value is not None else env_int("TWIN_IMPORT_BUDGET", 600, minimum=10))
 
 
 class BudgetSpent(SourceError):
