@@ -31,7 +31,9 @@ _HIDING_STYLE = re.compile(
     r"(px|em|rem|pt|%)?\s*(;|$)|clip\s*:\s*rect\(\s*0|clip-path\s*:\s*inset\(\s*50%|"
     r"(left|top|text-indent)\s*:\s*-\d{3,}|(width|height)\s*:\s*[01]px[^;]*;.*overflow\s*:\s*hidden",
     re.IGNORECASE | re.DOTALL)
-_CSS_RULE = re.compile(r"([^{}]+)\{([^{}]*)\}")
+MAX_STYLE = 200_000  # characters of a <style> block read for the classes it hides
+MAX_DECLARATIONS = 2_000  # characters of one style attribute or rule read (the pattern is no parser)
+MAX_NAMED = 10  # hidden passages named per document; the rest counted
 _CLASS_SELECTOR = re.compile(r"^\s*\.([\w-]+)\s*$")
 _MARK = re.compile(r"^\s*(?:[-*+]|\d+\.|#+)\s+")  # a list item's or heading's mark
 
@@ -51,6 +53,8 @@ def visible_html(html: str) -> tuple[str, list[tuple[str, str]]]:
         if text:
             dropped.append((HIDDEN, excerpt(text)))
         element.drop_tree()
+    if len(dropped) > MAX_NAMED:
+        dropped = [*dropped[:MAX_NAMED], (HIDDEN, f"and {len(dropped) - MAX_NAMED} more hidden passages")]
     return lxml_html.tostring(tree, encoding="unicode"), dropped
 
 
@@ -61,7 +65,7 @@ def _hidden(element, classes: frozenset[str] | set[str]) -> bool:
         return True
     if element.tag == "input" and (element.get("type") or "").lower() == "hidden":
         return True
-    if _HIDING_STYLE.search(element.get("style") or ""):
+    if _HIDING_STYLE.search((element.get("style") or "")[:MAX_DECLARATIONS]):
         return True
     names = set((element.get("class") or "").split())
     if names & classes:
@@ -73,8 +77,9 @@ def _style_classes(tree) -> set[str]:
     """Classes that the page's own <style> blocks hide (``.note{display:none}``)."""
     found = set()
     for style in tree.iter("style"):
-        for selectors, body in _CSS_RULE.findall(style.text_content() or ""):
-            if _HIDING_STYLE.search(body):
+        for rule in (style.text_content() or "")[:MAX_STYLE].split("}"):  # linear: no regex across the block
+            selectors, brace, body = rule.rpartition("{")
+            if brace and _HIDING_STYLE.search(body[:MAX_DECLARATIONS]):
                 for selector in selectors.split(","):
                     match = _CLASS_SELECTOR.match(selector)
                     if match:
