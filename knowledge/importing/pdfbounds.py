@@ -90,6 +90,7 @@ def visible_page(page) -> tuple[object, str]:
     """The page without the glyphs a reader does not see, and their text."""
     width, height = float(page.width), float(page.height)
     hidden: list[str] = []
+    last = [0.0, 0.0]  # the previous hidden glyph's top and right edge: a gap between two is a space
 
     def shown(obj) -> bool:
         if obj.get("object_type") != "char":
@@ -98,7 +99,9 @@ def visible_page(page) -> tuple[object, str]:
                 and float(obj["x1"]) > 0 and float(obj["x0"]) < width and float(obj["bottom"]) > 0
                 and float(obj["top"]) < height and not _white(obj.get("non_stroking_color")))
         if not seen:
-            hidden.append(obj.get("text") or "")
+            gap = hidden and (abs(float(obj["top"]) - last[0]) > 1 or float(obj["x0"]) - last[1] > 1)
+            hidden.append((" " if gap else "") + (obj.get("text") or ""))
+            last[:] = [float(obj["top"]), float(obj["x1"])]
         return seen
 
     kept = page.filter(shown)
