@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from django.db import connection, transaction
 from django.db.models import CharField, Expression, Value
@@ -17,6 +19,10 @@ from django.utils import timezone
 from knowledge.content import Chunk, ContentError, SourceDocument, chunk_markdown, read_folder, sha256
 from knowledge.embedders import Embedder
 from knowledge.models import Document, KnowledgeChunk, LexemeStat, TaughtAnswer
+
+if TYPE_CHECKING:
+    from knowledge.importing.fetch import Resolver
+    from knowledge.importing.follow import Refresh
 
 ProgressFn = Callable[[int, int], None]
 EMBED_BATCH = 32
@@ -347,3 +353,35 @@ def _embed(texts: list[str], embedder: Embedder, progress: ProgressFn | None, do
         if progress is not None:
             progress(done + min(start + EMBED_BATCH, len(texts)), total)
     return vectors
+
+
+REFRESH_LOCK = 4_707_114_706  # pg_try_advisory_lock key of "following the owner's sources" (unique to this use)
+
+
+def knowledge_refresh(*, root: Path, now: dt.datetime | None = None, force: bool = False,
+                      resolve: Resolver | None = None) -> Refresh | None:
+    """Read the sources the owner imported again when they are due (``TWIN_IMPORT_EVERY``; every
+    time with ``force``) and sync what changed: ``knowledge.importing.follow``. One refresh at a
+    time across workers (a session advisory lock; a second finds it busy and returns None, as when
+    nothing is due). Returns the refresh's report, or None."""
+    from django.conf import settings
+
+    from knowledge.embedders import get_embedders
+    from knowledge.importing import follow
+
+    now = now or timezone.now()
+    if not follow.followed(root) or not (force or follow.due(root, settings.TWIN_IMPORT_EVERY, now)):
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s)", [REFRESH_LOCK])
+        if not cursor.fetchone()[0]:
+            return None
+    try:
+        taken = set(TaughtAnswer.objects.values_list("question", flat=True))
+        report = follow.refresh(root, now=now, taken_titles=taken, resolve=resolve)
+        if report.changed_files:  # incremental: only the changed chunks are embedded again
+            knowledge_sync(root=root, embedders=get_embedders())
+        return report
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock(%s)", [REFRESH_LOCK])

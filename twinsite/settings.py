@@ -265,6 +265,10 @@ TWIN_EMBED_COLOR = env_match("TWIN_EMBED_COLOR", "#2449b8", r"#[0-9a-fA-F]{6}", 
 TWIN_KNOWLEDGE_DIR = Path(env_str("TWIN_KNOWLEDGE_DIR", str(BASE_DIR / "knowledge" / "content"))).resolve()
 # Files uploaded to the admin's Import, kept until the worker has imported them
 TWIN_IMPORT_DIR = Path(env_str("TWIN_IMPORT_DIR", str(BASE_DIR / "var" / "imports"))).resolve()
+# The sources an owner imported (knowledge folder's imports.yaml) are read again this often by the
+# worker (knowledge.importing.follow); "off": only by hand (import_knowledge --refresh)
+TWIN_IMPORT_EVERY = None if env_str("TWIN_IMPORT_EVERY", "1d").strip().lower() == "off" else \
+    env_duration("TWIN_IMPORT_EVERY", "1d", minimum=1)
 TWIN_OWNER_NAME = TWIN_OWNER_NAME or knowledge_owner_name(TWIN_KNOWLEDGE_DIR) or "the owner"
 # Embedding models, first = primary (full-text rows, relevance). Several are fused by rank.
 TWIN_EMBEDDERS = env_subset("TWIN_EMBEDDERS", "e5,use", ("e5", "use", "api"))

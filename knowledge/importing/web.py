@@ -76,6 +76,25 @@ def read_site(address: str, *, max_pages: int = 50, progress: ProgressFn | None 
         fetcher.close()
 
 
+def sitemap_pages(address: str, *, resolve: Resolver | None = None) -> set[str] | None:
+    """The pages a site's sitemap lists now, for a source read as a whole site (its root or its
+    sitemap); None when the source is one page, the site has no readable sitemap, or cannot be
+    reached (then nothing is judged gone by its absence)."""
+    parts = urlsplit(address)
+    if parts.path not in ("", "/") and not parts.path.endswith("sitemap.xml"):
+        return None
+    fetcher = Fetcher(address, resolve=resolve)
+    try:
+        root = f"{parts.scheme}://{parts.netloc}"
+        robots = _robots(fetcher, root)
+        sitemaps = [address] if parts.path.endswith("sitemap.xml") else (robots.site_maps() or [f"{root}/sitemap.xml"])
+        return set(_sitemap_urls(fetcher, sitemaps)) or None
+    except SourceError:
+        return None
+    finally:
+        fetcher.close()
+
+
 def _robots(fetcher: Fetcher, root: str) -> RobotFileParser:
     robots = RobotFileParser()
     response, _, body = fetcher.get(f"{root}/robots.txt")

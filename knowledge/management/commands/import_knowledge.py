@@ -12,6 +12,7 @@ from django.db import DatabaseError
 
 from knowledge.content import KINDS, LANGS
 from knowledge.importing.files import Status, owner_name, plan, write, write_owner
+from knowledge.importing.follow import IMPORTS_FILE, remember
 from knowledge.importing.model import LEFT_OUT
 from knowledge.importing.sources import read_sources
 from knowledge.models import TaughtAnswer
@@ -23,7 +24,7 @@ class Command(BaseCommand):
             "site (its root or sitemap.xml address), or a folder of Hugo, Jekyll, Eleventy or Astro Markdown.")
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("sources", nargs="+", metavar="SOURCE")
+        parser.add_argument("sources", nargs="*", metavar="SOURCE")
         parser.add_argument("--into", type=Path, default=None,
                             help="the knowledge folder to write to (default: TWIN_KNOWLEDGE_DIR)")
         parser.add_argument("--dry-run", action="store_true", help="print the plan, write nothing")
@@ -34,9 +35,19 @@ class Command(BaseCommand):
                                                           "page's <html lang>, else detected)")
         parser.add_argument("--max-pages", type=int, default=50, help="pages read of a whole site (default 50)")
         parser.add_argument("--sync", action="store_true", help="run sync_knowledge on the folder afterwards")
+        parser.add_argument("--refresh", action="store_true",
+                            help="read every source imported before (imports.yaml) again and sync what changed: "
+                                 "what the worker does every TWIN_IMPORT_EVERY")
 
     def handle(self, *args, **options) -> None:
         root = (options["into"] or settings.TWIN_KNOWLEDGE_DIR).resolve()
+        if options["refresh"]:
+            if options["sources"] or options["dry_run"]:
+                raise CommandError("--refresh reads the sources imported before: name no source, no --dry-run")
+            self._refresh(root)
+            return
+        if not options["sources"]:
+            raise CommandError("name at least one source (a PDF, a DOCX, a web address or a folder), or --refresh")
         if options["max_pages"] < 1:
             raise CommandError("--max-pages must be at least 1")
         # every request and every page trafilatura discards would be a log line: the summary says it
@@ -50,6 +61,10 @@ class Command(BaseCommand):
             sys.stderr.write("\n")
         entries = plan(reading.docs, root, force=options["force"], taken_titles=_taught_titles())
         written = 0 if options["dry_run"] else write(entries, root)
+        if not options["dry_run"]:  # followed from now on (TWIN_IMPORT_EVERY)
+            failed = {source for source, _ in reading.failed}
+            remember(root, [s for s in options["sources"] if s not in failed], kind=options["kind"],
+                     lang=options["lang"], max_pages=options["max_pages"])
         self._summary(entries, reading, root, dry_run=options["dry_run"], written=written)
         name = owner_name(reading.docs, root)
         if name:
@@ -62,6 +77,18 @@ class Command(BaseCommand):
         if reading.failed:
             raise CommandError(f"{len(reading.failed)} of {len(options['sources'])} sources could not be imported "
                                "(see above)")
+
+    def _refresh(self, root: Path) -> None:
+        from knowledge.services import knowledge_refresh
+
+        logging.getLogger("trafilatura").setLevel(logging.ERROR)
+        report = knowledge_refresh(root=root, force=True)
+        if report is None:
+            raise CommandError(f"nothing to refresh: {root / IMPORTS_FILE} names no source (import one first)")
+        for line in _refresh_lines(report):
+            self.stdout.write(line)
+        if report.failed:
+            raise CommandError(f"{len(report.failed)} of {len(report.sources)} sources could not be read")
 
     def _summary(self, entries, reading, root: Path, *, dry_run: bool, written: int) -> None:
         rows = [("file", "status", "title", "kind", "lang", "words", "source")]
@@ -95,6 +122,20 @@ class Command(BaseCommand):
             f"unchanged, {counts[Status.KEPT]} kept (edited by you; --force overwrites), "
             f"{len(reading.skipped) + counts[Status.SKIPPED]} "
             f"skipped, {len(reading.failed)} failed, {sum(len(d.left_out) for d in reading.docs)} passages left out")
+
+
+def _refresh_lines(report) -> list[str]:
+    lines = []
+    for source in report.sources:
+        if source.error:
+            lines.append(f"failed   {source.source}: {source.error} (nothing changed)")
+            continue
+        c = source.changes
+        lines.append(f"refreshed {source.source}: {c['updated']} updated, {c['new']} new, {c['gone']} gone, "
+                     f"{c['kept']} kept (edited by you), {c['unchanged']} unchanged")
+        lines += [f"gone     {path}: unpublished (public: false), the page is no longer on the site"
+                  for path in source.gone]
+    return lines
 
 
 def _taught_titles() -> set[str]:

@@ -3,7 +3,8 @@ TWIN_WORKER_SWEEP_SECONDS, the sweeps: approvals (expiry, retries of resumes and
 turns left open by a dead process (chat.turns.recovery), expired budget reservations, old counters.
 Owner jobs (queue "owner": knowledge sync, eval runs) run in a thread of their own, and the data
 lifecycle purge (chat.lifecycle.retention_purge) every TWIN_PURGE_INTERVAL and the owner's daily
-digest (digest.services.digest_scheduled) at TWIN_DIGEST_TIME in another. The owner's notices of
+digest (digest.services.digest_scheduled) at TWIN_DIGEST_TIME in another, which also reads the
+owner's imported sources again every TWIN_IMPORT_EVERY (knowledge.services.knowledge_refresh). The owner's notices of
 waiting contact requests (digest.notices) go out from a thread of their own, every few seconds, so
 a slow receiver delays nothing else."""
 
@@ -27,6 +28,7 @@ from chat.turns.recovery import turns_sweep
 from digest.notices import notices_purge, notices_run
 from digest.services import digest_scheduled
 from guards.limits import counters_purge
+from knowledge.services import knowledge_refresh
 from ops.services import OWNER_QUEUE, jobs_fail_stale
 
 log = logging.getLogger("twinsite.worker")
@@ -48,6 +50,7 @@ class Command(BaseCommand):
         if once:
             self.stdout.write(f"sweep: {turns_sweep() | approvals_sweep()}")
             notices_run()
+            _follow_sources(self.stdout.write)
             worker.run()
             return
         stop = threading.Event()
@@ -109,8 +112,18 @@ class Command(BaseCommand):
             # at TWIN_DIGEST_TIME, once a day across workers (digest.services: the day's row)
             if (outcome := digest_scheduled()) is not None:
                 log.info("owner's digest: %s", outcome)
+            # the owner's imported sources, every TWIN_IMPORT_EVERY (one worker at a time)
+            _follow_sources(log.info)
 
         _every(stop, 60, housekeeping, "housekeeping")
+
+
+def _follow_sources(say) -> None:
+    """Read the owner's imported sources again when they are due, and sync what changed."""
+    report = knowledge_refresh(root=settings.TWIN_KNOWLEDGE_DIR)
+    if report is not None:
+        say(f"refreshed the imported sources: {report.total('updated')} updated, {report.total('new')} new, "
+            f"{report.total('gone')} gone, {len(report.failed)} could not be read")
 
 
 def _every(stop: threading.Event, seconds: float, step, what: str) -> None:

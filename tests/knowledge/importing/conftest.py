@@ -66,9 +66,9 @@ PAGES = {
 ROBOTS = "User-agent: *\nDisallow: /drafts/\n"
 
 
-def sitemap(base: str) -> str:
-    urls = "".join(f"<url><loc>{base}{path}</loc><lastmod>2026-03-0{n}</lastmod></url>"
-                   for n, path in enumerate(["/", *PAGES], start=1))
+def sitemap(base: str, pages=PAGES) -> str:
+    urls = "".join(f"<url><loc>{base}{path}</loc><lastmod>2026-03-{n % 28 + 1:02d}</lastmod></url>"
+                   for n, path in enumerate(["/", *pages]))
     return f'<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{urls}</urlset>'
 
 
@@ -106,7 +106,7 @@ class Site:
                         return self._send(404, "not found")
                     if site.with_sitemap == "broken":
                         return self._send(500, "oops")
-                    return self._send(200, sitemap(site.base), "application/xml")
+                    return self._send(200, sitemap(site.base, site.pages), "application/xml")
                 if self.path == "/":
                     return self._send(200, site.home)
                 if self.path == "/slow/":
