@@ -18,6 +18,7 @@ from chat.models import Feedback, TurnLog
 from chat.selectors import question_groups
 from digest.models import DigestDay, NoticeDelivery
 from guards.models import GuardIncident
+from knowledge.importing.followed import changes_between
 from knowledge.models import TaughtAnswer
 
 QUESTION_GROUPS = 15
@@ -179,10 +180,11 @@ def digest_content(*, now: dt.datetime | None = None, since: dt.datetime | None 
     flagged_total, flagged = flagged_turns(since, now)
     models = uncited_by_model(since, now)
     budget = spend(since, now)
+    site = changes_between(settings.TWIN_KNOWLEDGE_DIR, since, now)
     counts = {"approvals": len(approvals), "questions": questions_total,
               "incidents": sum(r["count"] for r in guard_rows), "feedback": ratings["up"] + ratings["down"],
               "flagged": flagged_total, "budget_exhausted": sum(d["exhausted"] for d in budget),
-              "taught": len(taught)}
+              "taught": len(taught), "site": len(site)}
     return {
         "since": since, "until": now, "owner": settings.TWIN_OWNER_NAME, "site_url": settings.TWIN_SITE_URL,
         "admin_url": _absolute(reverse("admin:index")),
@@ -191,7 +193,7 @@ def digest_content(*, now: dt.datetime | None = None, since: dt.datetime | None 
         "uncited_models": [m for m in models if m["flagged"] or m["unsupported"]],
         "recommend_retract": [m for m in models if m["recommend_retract"]],
         "alert_percent": round(settings.TWIN_UNCITED_ALERT_SHARE * 100, 1),
-        "budget": budget, "counts": counts,
+        "budget": budget, "counts": counts, "site": site,
         # spend alone is no news; a day that hit the limit is
         "has_news": any(counts.values()),
     }

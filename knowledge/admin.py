@@ -182,8 +182,11 @@ class DocumentAdmin(ReadOnlyAdmin):
                 "lang": form.cleaned_data["lang"], "max_pages": form.cleaned_data["max_pages"], "dry_run": True})
             if job is not None:
                 return HttpResponseRedirect(reverse("admin:knowledge_import_preview", args=[job.pk]))
+        from knowledge.importing.followed import followed
+
         context = {**self.admin_site.each_context(request), "title": "Import your own content",
-                   "opts": self.model._meta, "form": form}
+                   "opts": self.model._meta, "form": form, "followed": followed(settings.TWIN_KNOWLEDGE_DIR),
+                   "import_every": settings.TWIN_IMPORT_EVERY}
         return TemplateResponse(request, "admin/knowledge/document/import.html", context)
 
     def import_preview_view(self, request: HttpRequest, job_id: int) -> HttpResponse:

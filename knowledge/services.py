@@ -367,11 +367,12 @@ def knowledge_refresh(*, root: Path, now: dt.datetime | None = None, force: bool
     from django.conf import settings
 
     from knowledge.embedders import get_embedders
-    from knowledge.importing import follow
+    from knowledge.importing.followed import due, followed
 
     now = now or timezone.now()
-    if not follow.followed(root) or not (force or follow.due(root, settings.TWIN_IMPORT_EVERY, now)):
+    if not followed(root) or not (force or due(root, settings.TWIN_IMPORT_EVERY, now)):
         return None
+    from knowledge.importing import follow  # the readers load only when a refresh is due
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_try_advisory_lock(%s)", [REFRESH_LOCK])
         if not cursor.fetchone()[0]:

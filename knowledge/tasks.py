@@ -83,6 +83,14 @@ def _apply(args: dict, progress) -> str:
     if saved is None:
         raise FileNotFoundError("the preview's files are gone (applied already, or over a day old): import again")
     written, left = apply_plan(saved, root)
+    # the sites of the preview are followed from now on (an uploaded file is gone once imported)
+    preview = Job.objects.get(pk=args["preview"]).arguments
+    sites = [source for source in preview.get("sources", []) if source not in preview.get("uploads", [])]
+    if sites:
+        from knowledge.importing.followed import remember
+
+        remember(root, sites, kind=preview.get("kind") or None, lang=preview.get("lang") or None,
+                 max_pages=int(preview.get("max_pages") or 50))
     result: dict = {"written": written, "changed_since_preview": left}
     if saved.get("owner") and not (root / "owner.yaml").exists():
         write_owner(saved["owner"], root)

@@ -18,97 +18,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import frontmatter
-import yaml
 
 from knowledge.importing.fetch import Fetcher, Resolver
 from knowledge.importing.files import Status, edited, plan, render, write
+from knowledge.importing.followed import Followed, followed, save
 from knowledge.importing.model import Imported, SourceError
 from knowledge.importing.sources import read_sources
 from knowledge.importing.web import sitemap_pages
 
-IMPORTS_FILE = "imports.yaml"
 GONE_STATUSES = (404, 410)
 _WEB = re.compile(r"https?://", re.I)
-
-
-@dataclass
-class Followed:
-    """One source the owner imported, with how it was imported and what its last refresh did."""
-
-    source: str
-    kind: str | None = None
-    lang: str | None = None
-    max_pages: int = 50
-    refreshed_at: dt.datetime | None = None
-    error: str = ""
-    changes: dict[str, int] = field(default_factory=dict)  # updated, new, gone, kept, unchanged
-    gone: list[str] = field(default_factory=list)  # the files unpublished by the last refresh
-
-    def as_yaml(self) -> dict:
-        data: dict = {"source": self.source}
-        data |= {key: value for key, value in (("kind", self.kind), ("lang", self.lang)) if value}
-        if self.max_pages != 50:
-            data["max_pages"] = self.max_pages
-        if self.refreshed_at is not None:
-            data["refreshed_at"] = self.refreshed_at.isoformat(timespec="seconds")
-            data["changes"] = dict(self.changes)
-        if self.error:
-            data["error"] = self.error
-        if self.gone:
-            data["gone"] = list(self.gone)
-        return data
-
-
-def followed(root: Path) -> list[Followed]:
-    """The sources remembered in ``root/imports.yaml`` (none when there is no such file)."""
-    path = root / IMPORTS_FILE
-    if not path.exists():
-        return []
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    found = []
-    for item in data.get("sources") or []:
-        when = item.get("refreshed_at")
-        if isinstance(when, str):
-            when = dt.datetime.fromisoformat(when)
-        found.append(Followed(source=str(item["source"]), kind=item.get("kind"), lang=item.get("lang"),
-                              max_pages=int(item.get("max_pages") or 50), refreshed_at=when,
-                              error=str(item.get("error") or ""), changes=dict(item.get("changes") or {}),
-                              gone=list(item.get("gone") or [])))
-    return found
-
-
-def _save(root: Path, sources: list[Followed]) -> None:
-    header = ("# The sources imported into this folder (import_knowledge), read again every TWIN_IMPORT_EVERY\n"
-              "# by the worker or by `manage.py import_knowledge --refresh`. Remove a source to stop following it.\n")
-    body = yaml.safe_dump({"sources": [s.as_yaml() for s in sources]}, allow_unicode=True, sort_keys=False)
-    target = root / IMPORTS_FILE
-    root.mkdir(parents=True, exist_ok=True)
-    temporary = target.with_name(f".{IMPORTS_FILE}.tmp")
-    temporary.write_text(header + body, encoding="utf-8")
-    temporary.replace(target)
-
-
-def remember(root: Path, sources: list[str], *, kind: str | None, lang: str | None, max_pages: int) -> None:
-    """Add the sources of an import to those followed (a source named again takes the new options).
-    Uploaded files are not followed: the admin's copy is gone once imported."""
-    known = {s.source: s for s in followed(root)}
-    for source in sources:
-        entry = known.get(source) or Followed(source=source)
-        entry.kind, entry.lang, entry.max_pages = kind, lang, max_pages
-        known[source] = entry
-    _save(root, list(known.values()))
-
-
-def due(root: Path, every: int | None, now: dt.datetime) -> bool:
-    """Whether a source waits for its refresh: one never refreshed since its import counts from
-    the folder's ``imports.yaml`` change (the import itself)."""
-    if not every:
-        return False
-    path = root / IMPORTS_FILE
-    if not path.exists():
-        return False
-    since_file = dt.datetime.fromtimestamp(path.stat().st_mtime, tz=dt.UTC)
-    return any((s.refreshed_at or since_file) + dt.timedelta(seconds=every) <= now for s in followed(root))
 
 
 @dataclass
@@ -138,12 +57,14 @@ def refresh(root: Path, *, now: dt.datetime, taken_titles: set[str] = frozenset(
         source.refreshed_at, source.gone = now, []
         if _WEB.match(source.source) is None and not Path(source.source).expanduser().exists():
             source.error, source.changes = "the file or folder is no longer there: nothing changed", {}
+            source.record()
             report.sources.append(source)
             continue
         reading = read_sources([source.source], kind=source.kind, lang=source.lang, max_pages=source.max_pages,
                                resolve=resolve)
         if reading.failed:  # an unreachable site changes nothing
             source.error, source.changes = reading.failed[0][1], {}
+            source.record()
             report.sources.append(source)
             continue
         entries = plan(reading.docs, root, taken_titles=taken_titles)
@@ -153,8 +74,9 @@ def refresh(root: Path, *, now: dt.datetime, taken_titles: set[str] = frozenset(
         source.error, source.gone = "", gone
         source.changes = {"updated": counts[Status.CHANGED], "new": counts[Status.NEW], "gone": len(gone),
                           "kept": counts[Status.KEPT], "unchanged": counts[Status.UNCHANGED]}
+        source.record()
         report.sources.append(source)
-    _save(root, sources)
+    save(root, sources)
     return report
 
 

@@ -12,7 +12,7 @@ from django.db import DatabaseError
 
 from knowledge.content import KINDS, LANGS
 from knowledge.importing.files import Status, owner_name, plan, write, write_owner
-from knowledge.importing.follow import IMPORTS_FILE, remember
+from knowledge.importing.followed import IMPORTS_FILE, remember
 from knowledge.importing.model import LEFT_OUT
 from knowledge.importing.sources import read_sources
 from knowledge.models import TaughtAnswer

@@ -6,15 +6,18 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import os
+import time
 
 import frontmatter
 import pytest
 import yaml
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.urls import reverse
 from django.utils import timezone
 
-from knowledge.importing.follow import due, followed
+from knowledge.importing.followed import due, followed
 from knowledge.models import Document
 from knowledge.services import knowledge_refresh
 from tests.knowledge.importing.conftest import PROSE, page
@@ -60,6 +63,8 @@ def test_after_the_site_changes_one_worker_run_brings_the_twin_up_to_date(site, 
 
     settings.TWIN_IMPORT_EVERY = 1
     assert due(folder, 1, timezone.now() + dt.timedelta(seconds=2))
+    earlier = time.time() - 2  # the import was two seconds ago (TWIN_IMPORT_EVERY counts from it)
+    os.utime(folder / "imports.yaml", (earlier, earlier))
     call_command("twin_worker", "--once", stdout=io.StringIO())
 
     [refreshed] = followed(folder)
@@ -110,3 +115,26 @@ def test_refresh_wants_no_source_and_something_imported_before(tmp_path):
     with pytest.raises(CommandError, match="name at least one source"):
         call_command("import_knowledge", "--into", str(tmp_path))
     assert not due(tmp_path, 1, timezone.now())  # nothing imported: nothing is ever due
+
+
+@pytest.mark.django_db
+def test_the_digest_and_the_import_page_say_what_a_refresh_changed(site, tmp_path, settings, admin_client):
+    from digest.selectors import digest_content
+
+    folder = tmp_path / "knowledge"
+    settings.TWIN_KNOWLEDGE_DIR = folder
+    site.pages[RATES] = _rates(780)
+    _import(site, folder)
+    site.pages[RATES] = _rates(820)
+    del site.pages["/blog/soil-moisture/"], site.pages["/writing/"]
+    started = timezone.now()
+    knowledge_refresh(root=folder, force=True)
+    content = digest_content(now=timezone.now() + dt.timedelta(seconds=1), since=started - dt.timedelta(seconds=1))
+    assert content["site"] == [{"source": f"{site.base}/", "updated": 1, "new": 0, "gone": 1, "error": ""}]
+    assert content["counts"]["site"] == 1 and content["has_news"]
+    settings.TWIN_OWNER_LANGUAGE = "nl"
+    from digest.services import digest_render
+
+    assert "1 pagina's bijgewerkt, 0 nieuw, 1 verdwenen" in digest_render(content).text
+    page_html = admin_client.get(reverse("admin:knowledge_import")).content.decode()
+    assert f"{site.base}/" in page_html and "blog/soil-moisture.md" in page_html
