@@ -81,3 +81,21 @@ class ContactMessage(Outbound):
 
     def __str__(self) -> str:
         return f"from {self.visitor_name or 'a visitor'}"
+
+
+class GeneratedPassword(models.Model):
+    """The admin account ``ensure_admin`` made with a generated password: the password hash the
+    account had then (the same salted hash ``auth_user`` holds; never the password itself). While
+    the account's hash is still this one, the printed password still opens the admin, and the
+    admin's *Getting started* says so."""
+
+    user = models.OneToOneField("auth.User", on_delete=models.CASCADE, related_name="generated_password")
+    password = models.CharField(max_length=128)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"generated password of {self.user_id}"
+
+    @property
+    def still_in_use(self) -> bool:
+        return self.user.password == self.password

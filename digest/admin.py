@@ -4,12 +4,16 @@ carried, and every notice of waiting requests with each channel's attempts and l
 
 from __future__ import annotations
 
-from django.contrib import admin
-from django.urls import reverse
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
+from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
+from django.utils.translation import gettext as _
 
 from digest.models import DigestDay, DigestLink, NoticeDelivery, OwnerNotice
+from digest.notices import notice_test
 from twinsite.admin_base import ReadOnlyAdmin, ReadOnlyInline
 
 
@@ -73,3 +77,24 @@ class NoticeDeliveryAdmin(ReadOnlyAdmin):
     def error(self, obj: NoticeDelivery) -> str:
         return obj.last_error[:200] or "-"
 
+
+    def get_urls(self):
+        return [path("test/", self.admin_site.admin_view(self.send_test_view), name="digest_notice_test"),
+                *super().get_urls()]
+
+    def send_test_view(self, request: HttpRequest) -> HttpResponse:
+        """Getting started's "Send a test": a test notice through every configured channel, as
+        ``manage.py notify_owner --test`` sends it; a POST (the admin's CSRF check), staff who may
+        see the notices only."""
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        results = notice_test()
+        if results and all(d.status == NoticeDelivery.Status.SENT for d, _outcome in results):
+            messages.success(request, _("The test notice went out through every channel: check that it reached you."))
+        elif results:
+            messages.error(request, _("The test notice did not get through every channel: see Getting started."))
+        else:
+            messages.error(request, _("No channel is configured: set TWIN_OWNER_EMAIL or TWIN_NOTIFY_WEBHOOK."))
+        return HttpResponseRedirect(reverse("admin:index") + "#getting-started")

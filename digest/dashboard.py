@@ -19,6 +19,7 @@ from budget.selectors import budget_today
 from chat.agent.state import Outcome
 from chat.models import TurnLog
 from chat.selectors import open_question_groups
+from digest.getting_started import getting_started
 from digest.models import NoticeDelivery
 
 CHART_DAYS = 7
@@ -34,7 +35,7 @@ def dashboard(user) -> dict:
     """What the index shows ``user`` (only what their permissions let them see)."""
     today = timezone.localdate()
     start = _day_start(today)
-    out: dict = {"time_zone": settings.TIME_ZONE, "today": today}
+    out: dict = {"time_zone": settings.TIME_ZONE, "today": today, "getting_started": getting_started(user)}
     if user.has_perm("chat.view_turnlog"):
         counts = dict(TurnLog.objects.filter(created_at__gte=start).values_list("outcome").annotate(n=Count("id")))
         total = sum(counts.values())

@@ -3,6 +3,7 @@ from __future__ import annotations
 import uuid
 
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from twinsite.outbox import Outbound
 
@@ -112,6 +113,8 @@ class NoticeDelivery(Outbound):
 
     class Meta:
         ordering = ["-notice__created_at", "channel"]
+        verbose_name = _("notice delivery")
+        verbose_name_plural = _("notice deliveries")
         constraints = [models.UniqueConstraint(fields=["notice", "channel"], name="notice_one_delivery_per_channel")]
 
     def __str__(self) -> str:

@@ -8,6 +8,8 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
+from approvals.models import GeneratedPassword
+
 
 class Command(BaseCommand):
     help = "Create the admin user from TWIN_ADMIN_USER/TWIN_ADMIN_PASSWORD if it does not exist."
@@ -26,8 +28,10 @@ class Command(BaseCommand):
         generated = not password
         if generated:
             password = secrets.token_urlsafe(12)
-        User.objects.create_superuser(username=username, email="", password=password)
+        user = User.objects.create_superuser(username=username, email="", password=password)
         if generated:
+            # the hash it has now, to tell later whether it was changed (Getting started)
+            GeneratedPassword.objects.create(user=user, password=user.password)
             # Printed once; it is not stored anywhere in clear text.
             self.stdout.write(self.style.WARNING(
                 f"Created admin user {username!r} with generated password: {password}\n"
