@@ -4,6 +4,7 @@ and whether the admin password is still the one ensure_admin generated."""
 
 from __future__ import annotations
 
+import io
 import re
 
 import pytest
@@ -27,7 +28,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def owner(settings):
     settings.TWIN_ADMIN_PASSWORD = ""
-    call_command("ensure_admin", stdout=open("/dev/null", "w"))  # noqa: SIM115 (the printed password: unread)
+    call_command("ensure_admin", stdout=io.StringIO())
     return get_user_model().objects.get(username=settings.TWIN_ADMIN_USER)
 
 
@@ -68,7 +69,7 @@ def test_the_password_step_is_done_once_the_generated_password_is_changed(owner)
 
 def test_a_password_given_in_the_environment_is_not_called_generated(settings):
     settings.TWIN_ADMIN_PASSWORD = "chosen-by-the-owner"
-    call_command("ensure_admin", stdout=open("/dev/null", "w"))  # noqa: SIM115
+    call_command("ensure_admin", stdout=io.StringIO())
     user = get_user_model().objects.get(username=settings.TWIN_ADMIN_USER)
     assert not GeneratedPassword.objects.exists()
     assert steps(user)["password"].done
