@@ -166,3 +166,23 @@ def test_once_every_step_is_done_the_checklist_is_gone(owner, settings, tmp_path
     assert 'id="getting-started"' not in client.get("/admin/").content.decode()
     staff = get_user_model().objects.create_user("viewer", password="x", is_staff=True)
     assert getting_started(staff) is None  # the owner's account only
+
+
+@pytest.mark.parametrize(("language", "expected"), [
+    ("en", ["Getting started", "6 of 6 steps left", "Offline mode: answers quote your documents.", "Send a test",
+            "Notice deliveries"]),
+    ("nl", ["Aan de slag", "nog 6 van 6 stappen", "Offline modus: antwoorden citeren je documenten.",
+            "Stuur een test", "Berichtbezorgingen"]),
+])
+def test_the_checklist_and_the_notices_list_speak_the_owners_language(owner, settings, language, expected):
+    """In Dutch and English, as the rest of the admin; the index lists "Notice deliveries", not the
+    "Notice deliverys" Django made of the model's name."""
+    settings.TWIN_OWNER_LANGUAGE = language
+    settings.TWIN_PROVIDER = "offline"
+    settings.TWIN_EMBED_ORIGINS = []
+    client = Client()
+    client.force_login(owner)
+    page = client.get("/admin/").content.decode()
+    for text in expected:
+        assert text in page, text
+    assert "deliverys" not in page.lower()
