@@ -129,45 +129,68 @@ GROUP_THRESHOLD = 0.87
 
 
 def group_questions(rows: list[dict], threshold: float = GROUP_THRESHOLD) -> list[dict]:
-    """Greedy grouping by cosine similarity (e5 vectors are normalised) of the stored subject
-    vectors (``question_subject_vector``): each question joins the first group whose first
-    question it resembles by at least ``threshold``."""
-    groups: list[dict] = []
-    heads: list = []
-    for row in rows:
-        vector = np.asarray(row["embedding"], dtype=np.float32)
-        scores = [float(head @ vector) for head in heads]
-        best = int(np.argmax(scores)) if scores else -1
-        if best >= 0 and scores[best] >= threshold:
-            group = groups[best]
-        else:
-            heads.append(vector)
-            group = {"last_seen": row["created_at"], "ids": [], "sources": set(), "rows": []}
-            groups.append(group)
-        group["ids"].append(row.get("id"))
-        group["sources"].add(row.get("source") or row.get("id"))
-        group["rows"].append(row)
+    """Questions of one subject together, by cosine similarity (e5 vectors are normalised) of the
+    stored subject vectors (``question_subject_vector``). The questions with the most near
+    neighbours (at least ``threshold``) found groups first; a question joins the group it resembles
+    best, and only when it resembles every question already there by at least ``threshold``
+    (complete linkage). Resembling one member is not enough: a one-off that happens to sit between
+    two subjects, or to come first, would otherwise gather both under one headline."""
+    if not rows:
+        return []
+    vectors = np.asarray([row["embedding"] for row in rows], dtype=np.float32)
+    similar = vectors @ vectors.T
+    neighbours = (similar >= threshold).sum(axis=1)
+    order = sorted(range(len(rows)), key=lambda n: (-neighbours[n], n))  # ties: the input's order (newest first)
+    members: list[list[int]] = []
+    placed = np.zeros(0, dtype=np.int64)  # the questions placed so far, and their groups
+    labels = np.zeros(0, dtype=np.int64)
+    for n in order:
+        best = -1
+        if members:
+            weakest = np.full(len(members), np.inf, dtype=np.float32)
+            np.minimum.at(weakest, labels, similar[n, placed])  # each group's least similar question
+            best = int(np.argmax(weakest))
+            if weakest[best] < threshold:
+                best = -1
+        if best < 0:
+            best = len(members)
+            members.append([])
+        members[best].append(n)
+        placed, labels = np.append(placed, n), np.append(labels, best)
+    groups = []
+    for group in members:
+        group.sort()
+        block = similar[np.ix_(group, group)]
+        # how central each question is: its mean similarity to the group's other questions
+        centrality = (block.sum(axis=1) - block.diagonal()) / max(len(group) - 1, 1)
+        grouped = [{**rows[n], "centrality": float(c)} for n, c in zip(group, centrality, strict=True)]
+        groups.append({"last_seen": max(row["created_at"] for row in grouped),
+                       "ids": [row.get("id") for row in grouped],
+                       "sources": {row.get("source") or row.get("id") for row in grouped}, "rows": grouped})
     return sorted((_summary(g) for g in groups), key=lambda g: (-g["count"], -g["last_seen"].timestamp()))
 
 
 def _summary(group: dict) -> dict:
     """A group as the lists show it: counted in distinct sources (conversations' addresses), not
-    rows, so one address asking twenty variants is one; its wordings most-asked and oldest first,
-    the first of them the headline (not the newest, which anyone can make a group's latest)."""
+    rows, so one address asking twenty variants is one; its wordings most-asked first, then the
+    most central (the one nearest all the others: what the group is about, not its one-off), then
+    the oldest; the first of them the headline (not the newest, which anyone can make a group's
+    latest)."""
     wordings = ranked_wordings(group["rows"])
     return {"question": wordings[0], "count": len(group["sources"]), "last_seen": group["last_seen"],
             "examples": wordings[1:4], "wordings": wordings, "ids": group["ids"]}
 
 
 def ranked_wordings(rows: list[dict]) -> list[str]:
-    """The distinct wordings of questions (``question``, ``source``, ``created_at`` each), asked by
-    the most distinct sources first, then the oldest first."""
-    seen: dict[str, tuple[set, object]] = {}
+    """The distinct wordings of questions (``question``, ``source``, ``created_at`` and, when
+    grouped, ``centrality`` each), asked by the most distinct sources first, then the most central,
+    then the oldest first."""
+    seen: dict[str, tuple[set, object, float]] = {}
     for row in rows:
-        sources, first = seen.get(row["question"], (set(), row["created_at"]))
+        sources, first, central = seen.get(row["question"], (set(), row["created_at"], float("-inf")))
         sources.add(row.get("source") or row.get("id"))
-        seen[row["question"]] = (sources, min(first, row["created_at"]))
-    return [q for q, _ in sorted(seen.items(), key=lambda item: (-len(item[1][0]), item[1][1]))]
+        seen[row["question"]] = (sources, min(first, row["created_at"]), max(central, row.get("centrality", 0.0)))
+    return [q for q, _ in sorted(seen.items(), key=lambda item: (-len(item[1][0]), -item[1][2], item[1][1]))]
 
 
 # The open questions grouped: at most this many of the newest, so a flood of declined questions

@@ -14,12 +14,14 @@ import uuid
 from django.conf import settings
 from django.db import transaction
 
+from approvals.drafts import CONTACT_TOOL
 from budget import services as budget_services
 from chat.agent.recorder import TurnRecorder
 from chat.agent.state import Outcome
 from chat.models import AgentTrace, Message, PromptSnapshot, TurnLog, UnansweredQuestion
 from chat.providers.pricing import round_usd
 from chat.selectors import question_subject_vector
+from chat.texts import text as say
 from guards.scrub import scrub, scrub_text
 
 turns_log = logging.getLogger("twinsite.turns")
@@ -32,7 +34,8 @@ def turn_record(*, conversation_id: uuid.UUID | str, user_message: Message | Non
     question its UnansweredQuestion, grouped by subject: the subject is embedded first, outside
     the transaction)."""
     subject = None
-    if outcome == Outcome.DECLINED and user_message is not None and recorder.question_vector:
+    unanswered = outcome == Outcome.DECLINED and user_message is not None and not contact_handled(recorder, answer)
+    if unanswered and recorder.question_vector:
         try:
             subject = question_subject_vector(scrub_text(user_message.content), settings.TWIN_OWNER_NAME)
         except Exception:  # the turn is recorded whatever the embedding model does
@@ -40,13 +43,25 @@ def turn_record(*, conversation_id: uuid.UUID | str, user_message: Message | Non
                         exc_info=True)
             subject = recorder.question_vector
     return _turn_rows(conversation_id=conversation_id, user_message=user_message, recorder=recorder, state=state,
-                      outcome=outcome, answer=answer, error_code=error_code, subject_vector=subject)
+                      outcome=outcome, answer=answer, error_code=error_code, subject_vector=subject,
+                      unanswered=unanswered)
+
+
+def contact_handled(recorder: TurnRecorder, answer: str) -> bool:
+    """The turn was the visitor reaching the owner, and the twin took it up: it drafted the
+    message (or tried to: a draft without an e-mail address goes back to the model), or asked for
+    what a draft needs. A short uncited answer, so "declined"; but nothing the knowledge base
+    lacked, so not an unanswered question for the owner to teach."""
+    if any(call.get("name") == CONTACT_TOOL for call in recorder.tool_calls):
+        return True
+    owner = settings.TWIN_OWNER_NAME
+    return any(say("offline.contact_ask", lang, owner=owner) in answer for lang in ("en", "nl"))
 
 
 @transaction.atomic
 def _turn_rows(*, conversation_id: uuid.UUID | str, user_message: Message | None, recorder: TurnRecorder,
                state: dict, outcome: str, answer: str, error_code: str,
-               subject_vector: list[float] | None) -> tuple[Message, TurnLog]:
+               subject_vector: list[float] | None, unanswered: bool) -> tuple[Message, TurnLog]:
     citations = state.get("citations") or []
     message = Message.objects.create(
         conversation_id=conversation_id, role=Message.Role.ASSISTANT, content=answer, citations=citations
@@ -72,7 +87,7 @@ def _turn_rows(*, conversation_id: uuid.UUID | str, user_message: Message | None
     )
     if recorder.ledger_entry_ids:
         budget_services.entries_link(entry_ids=recorder.ledger_entry_ids, turn_id=turn.pk)
-    if outcome == Outcome.DECLINED and user_message is not None:
+    if unanswered:
         UnansweredQuestion.objects.create(
             conversation_id=conversation_id, question=scrub_text(user_message.content), reason="no_source",
             embedding=subject_vector,
