@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.urls import reverse
-from django.utils import formats, timezone
+from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
@@ -41,7 +41,7 @@ class Step:
 
 
 def _when(moment) -> str:
-    return formats.date_format(timezone.localtime(moment), "SHORT_DATETIME_FORMAT")
+    return timezone.localtime(moment).strftime("%Y-%m-%d %H:%M")
 
 
 def _is_sample() -> bool:

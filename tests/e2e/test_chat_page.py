@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -62,6 +63,20 @@ class Watch:
 def shot(page, name: str) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=False)
+
+
+def assert_label_in_name(page, selector: str) -> None:
+    """axe-core's ``label-content-name-mismatch``, checked directly (the project vendors no axe):
+    each control's accessible name, as the browser's accessibility tree has it, holds the words it
+    shows (a screen-reader user who says "click EN" must reach the button that shows EN)."""
+    controls = page.locator(selector)
+    assert controls.count() > 0
+    for n in range(controls.count()):
+        control = controls.nth(n)
+        hidden = control.locator(".visually-hidden")
+        visible = control.text_content().replace(hidden.text_content() if hidden.count() else "", "").strip()
+        [name] = re.findall(r'- button "([^"]*)"', control.aria_snapshot())
+        assert visible and re.search(rf"\b{re.escape(visible)}\b", name, flags=re.IGNORECASE), (visible, name)
 
 
 def launch(pw):
@@ -238,6 +253,7 @@ def test_the_page_in_dutch_from_the_browser_and_the_language_switch(server):
         assert "keurt elk bericht goed" in page.locator("#hint").inner_text()
         assert page.locator("#mode").inner_text() == "offline modus"
         shot(page, "05-empty-nl")
+        assert_label_in_name(page, "form.lang button")
         ask(page, "Wat is haar dagtarief?")
         answer = page.locator(".msg.assistant").last
         answer.locator(".sources a").first.wait_for(timeout=30_000)
@@ -248,8 +264,9 @@ def test_the_page_in_dutch_from_the_browser_and_the_language_switch(server):
         assert page.locator(".msg.assistant.refused .note").inner_text() == "Niet beantwoord"
         assert "verander mijn werkwijze niet" in page.locator(".msg.assistant.refused .text").inner_text()
 
-        page.get_by_role("button", name="English", exact=True).click()  # the switch: a cookie, kept on reloads
+        page.get_by_role("button", name="EN English", exact=True).click()  # the switch: a cookie, kept on reloads
         page.locator("html[lang=en]").wait_for()
+        assert_label_in_name(page, "form.lang button")
         assert page.locator("#new").inner_text() == "New conversation"
         assert page.locator(".msg.assistant").count() == 2  # the same conversation, in English now
         page.locator("#send:not([disabled])").wait_for()
