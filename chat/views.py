@@ -19,7 +19,7 @@ from chat.services import conversation_create
 from chat.texts import language, page_texts
 from chat.texts import text as say
 from chat.turns.admission import SESSION_KEY, visitor_key
-from guards import limits
+from guards import limits, login
 from ops.access import staff_may_read
 from twinsite.api_errors import rate_limited_response
 from twinsite.clientip import client_ip_from_request
@@ -194,20 +194,24 @@ def new_conversation(request: HttpRequest) -> HttpResponse:
     return redirect("chat")
 
 
-@ratelimit(group="login", key=visitor_key, rate=limits.rate("login"), method="POST", block=False)
 def admin_login(request: HttpRequest) -> HttpResponse:
-    """The admin's login, with failed and successful POSTs counted per client address."""
+    """The admin's login, throttled by failures only (``guards.login``): per name and address
+    block, per name from browsers without its device cookie, or per device cookie. A success
+    clears the name's counts and gives the browser its device cookie."""
     from django.contrib import admin
 
-    if request.method == "POST" and (limited := _limited(request, "login")) is not None:
-        return limited  # a POST only: showing the form counts nothing
-    if request.method == "POST" and (username := request.POST.get("username", "")):
-        # tries at one account from any number of addresses; the same answer for every name
-        decision = limits.login_user_hit(username[:150])
-        if not decision.allowed:
-            return rate_limited_response(decision.retry_after,
-                                         say("error.too_many_requests", seconds=decision.retry_after), plain=True)
-    return admin.site.login(request)
+    username = request.POST.get("username", "")[:150] if request.method == "POST" else ""
+    if not username:  # showing the form, or a form without a name, tries no password
+        return admin.site.login(request)
+    refusal = login.attempt(username, client=client_ip_from_request(request),
+                            device=login.device_nonce(request, username))
+    if refusal is not None:
+        return rate_limited_response(refusal.retry_after, refusal.message(), plain=True)
+    response = admin.site.login(request)
+    if response.status_code == 302 and request.user.is_authenticated:
+        login.succeeded(request.user.get_username())
+        login.device_cookie_set(request, response, request.user.get_username())
+    return response
 
 
 def why_panel(request: HttpRequest, message_id: int) -> HttpResponse:

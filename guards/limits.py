@@ -1,6 +1,6 @@
 """Per-visitor limits that hold across processes, on one counter: django-ratelimit's, on
 ``CACHES["ratelimit"]`` (guards.ratecache: atomic ``add``/``incr`` in Postgres; Django's Redis cache
-when ``REDIS_URL`` is set). Turns (socket and API), new conversations, admin logins and feedback
+when ``REDIS_URL`` is set). Turns (socket and API), new conversations and feedback
 all count there, each by the visitor's hashed address: the HTTP views through django-ratelimit's
 decorator, the rest through ``visitor_hit``.
 
@@ -12,7 +12,6 @@ expiry, so a crashed process cannot hold a visitor's slots for ever.
 
 from __future__ import annotations
 
-import unicodedata
 from dataclasses import dataclass
 from types import SimpleNamespace
 
@@ -30,8 +29,8 @@ class Decision:
 
 
 # The per-visitor limits and the setting that configures each: the one policy table.
-RATES = {"turn": "TWIN_RATE_TURNS", "conversation": "TWIN_RATE_CONVERSATIONS", "login": "TWIN_RATE_LOGIN",
-         "feedback": "TWIN_RATE_FEEDBACK"}
+# (The admin login's failures count apart, in guards/login.py.)
+RATES = {"turn": "TWIN_RATE_TURNS", "conversation": "TWIN_RATE_CONVERSATIONS", "feedback": "TWIN_RATE_FEEDBACK"}
 
 
 def rate(kind: str):
@@ -70,25 +69,6 @@ def block_hit(kind: str, *, client: str, conversation_id: str | None = None) -> 
             return _refused(kind, ip_key=key, time_left=usage["time_left"], conversation_id=conversation_id,
                             rule=f"{kind}s_per_block")
     return Decision(True, 0)
-
-
-def login_user_hit(username: str) -> Decision:
-    """Count one login attempt for ``username`` from anywhere (``TWIN_RATE_LOGIN_USER``): rotating
-    addresses buys no more tries at one account. Every name counts alike, existing or not, so a
-    refusal says nothing about which accounts exist."""
-    from django_ratelimit.core import get_usage
-
-    # as Django compares it (NFKC, then case-folded): a full-width "admin" is "admin"
-    key = address_hash(f"user:{unicodedata.normalize('NFKC', username).strip().casefold()}")
-    usage = get_usage(SimpleNamespace(), group="login:user", key=lambda group, request: key,
-                      rate=settings.TWIN_RATE_LOGIN_USER, increment=True)
-    if usage is None or not usage["should_limit"]:
-        return Decision(True, 0)
-    from guards.services import incident_count
-
-    incident_count(guard="rate_limit", rule="logins_per_user", ip_hash=key,
-                   window_seconds=parse_rate(settings.TWIN_RATE_LOGIN_USER)[1])
-    return Decision(False, max(1, usage["time_left"]))
 
 
 def http_refusal(request, kind: str, *, ip_key: str) -> Decision:

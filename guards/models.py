@@ -62,3 +62,19 @@ class OpenSocket(models.Model):
 
     def __str__(self) -> str:
         return self.key
+
+
+class LoginFailure(models.Model):
+    """Failed admin logins counted in one window (guards/login.py): per name and address block,
+    per name from browsers without its device cookie, or per device cookie. The key and the name
+    are hashed with the secret key: a name someone typed (or a password typed into the name) is
+    never kept."""
+
+    key = models.CharField(max_length=64, primary_key=True)
+    name_hash = models.CharField(max_length=64, db_index=True, help_text="Whose counts a success or "
+                                                                           "unlock_login clears.")
+    count = models.PositiveIntegerField(default=0)
+    expires_at = models.DateTimeField(db_index=True)
+
+    def __str__(self) -> str:
+        return f"{self.key[:12]}: {self.count}"

@@ -365,11 +365,14 @@ TWIN_TRUSTED_PROXY_CIDRS = env_items("TWIN_TRUSTED_PROXY_CIDRS", "127.0.0.1/32,:
 TWIN_TRUSTED_PROXY_CIDRS_SET = "TWIN_TRUSTED_PROXY_CIDRS" in os.environ
 TWIN_RATE_TURNS = env_rate("TWIN_RATE_TURNS", "20/10m")  # chat turns per IP (WebSocket and HTTP)
 TWIN_RATE_CONVERSATIONS = env_rate("TWIN_RATE_CONVERSATIONS", "10/10m")  # new conversations per IP
-TWIN_RATE_LOGIN = env_rate("TWIN_RATE_LOGIN", "10/10m")  # admin login attempts per IP
+# Failed admin logins (guards/login.py): per name and IPv4 /24 or IPv6 /64 (its /48: twice this)
+TWIN_RATE_LOGIN = env_rate("TWIN_RATE_LOGIN", "10/1h")
 TWIN_RATE_FEEDBACK = env_rate("TWIN_RATE_FEEDBACK", "60/10m")  # feedback ratings per IP
 TWIN_MAX_SOCKETS_PER_IP = env_int("TWIN_MAX_SOCKETS_PER_IP", 10, minimum=1)
 TWIN_MAX_TURNS_PER_IP = env_int("TWIN_MAX_TURNS_PER_IP", 3, minimum=1)  # turns running at once per address
-TWIN_RATE_LOGIN_USER = env_rate("TWIN_RATE_LOGIN_USER", "20/1h")  # admin logins per username, from anywhere
+# Failed admin logins per name from anywhere, by browsers without that name's device cookie
+TWIN_RATE_LOGIN_USER = env_rate("TWIN_RATE_LOGIN_USER", "20/1h")
+TWIN_RATE_LOGIN_DEVICE = env_rate("TWIN_RATE_LOGIN_DEVICE", "10/1h")  # failed admin logins per device cookie
 # The blocks an address's limits also count in, each at this multiple of the address's limit
 TWIN_RATE_BLOCKS = env_blocks("TWIN_RATE_BLOCKS", "v6/56:3,v6/48:5,v4/24:10")
 TWIN_MAX_FRAME_BYTES = 16_384  # a chat frame is one question of at most 2,000 characters

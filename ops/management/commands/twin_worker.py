@@ -28,6 +28,7 @@ from chat.turns.recovery import turns_sweep
 from digest.notices import notices_purge, notices_run
 from digest.services import digest_scheduled
 from guards.limits import counters_purge
+from guards.login import purge as login_failures_purge
 from knowledge.services import knowledge_refresh
 from ops.services import OWNER_QUEUE, jobs_fail_stale
 
@@ -78,7 +79,8 @@ class Command(BaseCommand):
         def sweep() -> None:  # a sweep at start picks up what a restart left behind
             # turns first: a dead turn's reservations are charged and linked to its record
             counts = turns_sweep() | approvals_sweep() | {"expired_reservations": reservations_expire(),
-                                                          "old_rate_counters": counters_purge()}
+                                                          "old_rate_counters": counters_purge(),
+                                                          "old_login_failures": login_failures_purge()}
             if any(counts.values()):
                 log.info("sweep: %s", counts)
 
