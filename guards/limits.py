@@ -89,15 +89,29 @@ def _refused(kind: str, *, ip_key: str, time_left: int, conversation_id: str | N
     return Decision(False, max(1, time_left))
 
 
-def turn_slot(*, ip_key: str, slot: str) -> bool:
+def turn_slot(*, ip_key: str, slot: str, client: str = "") -> bool:
     """Hold one of the address's ``TWIN_MAX_TURNS_PER_IP`` running-turn slots (a row like an open
-    socket's, expiring after the turn deadline if its process dies); False when all are held."""
-    return socket_register(key=f"turns:{ip_key}", socket_id=slot, maximum=settings.TWIN_MAX_TURNS_PER_IP,
-                           ttl=int(settings.TWIN_TURN_DEADLINE) + 60)
+    socket's, expiring after the turn deadline if its process dies), and one in each block of
+    ``client`` (its IPv6 /56 and /48, its IPv4 /24) at that block's multiple
+    (``TWIN_RATE_BLOCKS``): a /48 cannot start its whole burst at once from its /64s. False, and
+    nothing held, when any of them is full."""
+    ttl = int(settings.TWIN_TURN_DEADLINE) + 60
+    maximum = settings.TWIN_MAX_TURNS_PER_IP
+    holds = [(f"turns:{ip_key}", slot, maximum)] + [
+        (f"turns:{address_hash(block)}", f"{slot}:{n}", maximum * factor)
+        for n, (block, factor) in enumerate(blocks_of(client), start=1)]
+    with transaction.atomic():  # narrowest first, in every process: the advisory locks cannot deadlock
+        for key, socket_id, most in holds:
+            if not socket_register(key=key, socket_id=socket_id, maximum=most, ttl=ttl):
+                transaction.set_rollback(True)
+                return False
+    return True
 
 
 def turn_slot_free(*, slot: str) -> None:
-    socket_closed(socket_id=slot)
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM guards_opensocket WHERE socket_id = %s OR socket_id LIKE %s",
+                       [slot, f"{slot}:%"])
 
 
 def socket_register(*, key: str, socket_id: str, maximum: int, ttl: int = 3600) -> bool:

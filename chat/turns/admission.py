@@ -60,10 +60,12 @@ async def turn_events(*, conversation_id: uuid.UUID | str, text: str, emit: Emit
                       lang: str) -> None:
     """Run a turn, its events to ``emit``; whatever stops it becomes an ``error`` event. At most
     ``TWIN_MAX_TURNS_PER_IP`` turns of one address run at once, across processes (a slot row with
-    an expiry, so a crashed process frees its slots): one address cannot fill a process's turns."""
+    an expiry, so a crashed process frees its slots): one address cannot fill a process's turns;
+    its /56 and /48 (IPv6) or /24 (IPv4) hold their multiple of that (``limits.turn_slot``)."""
     slot = f"turn-{uuid.uuid4().hex}"
     try:
-        if not await database_sync_to_async(limits.turn_slot)(ip_key=ip_hash(visitor_ip), slot=slot):
+        if not await database_sync_to_async(limits.turn_slot)(ip_key=ip_hash(visitor_ip), slot=slot,
+                                                             client=visitor_ip):
             await emit({"type": "error", "in_turn": False, "code": "rate_limited",
                         "message": say("error.too_many_turns", lang)})
             return

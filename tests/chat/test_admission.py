@@ -83,3 +83,47 @@ async def test_an_address_runs_at_most_its_share_of_turns_at_once(monkeypatch, s
     release.set()
     await again
     assert len(events) == 1 and sorted(started) == ["c0", "c1", "c2", "c4", "c5"]
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_48_runs_at_most_its_multiple_of_turns_at_once(monkeypatch, settings) -> None:
+    """Rotating through the /64s of one /48 buys no more turns at once than the /48's multiple
+    of TWIN_MAX_TURNS_PER_IP (TWIN_RATE_BLOCKS); a refused turn holds nothing, and another /48 runs."""
+    import asyncio
+
+    from guards.models import OpenSocket
+
+    settings.TWIN_MAX_TURNS_PER_IP = 1
+    settings.TWIN_RATE_BLOCKS = {("v6", 48): 3}
+    release, started, changed = asyncio.Event(), [], asyncio.Condition()
+
+    async def slow_turn(**kwargs):
+        async with changed:
+            started.append(kwargs["conversation_id"])
+            changed.notify_all()
+        await release.wait()
+
+    async def until_started(n: int) -> None:
+        async with changed:
+            await changed.wait_for(lambda: len(started) >= n)
+
+    monkeypatch.setattr(admission, "turn_run", slow_turn)
+    events: list[dict] = []
+
+    async def emit(event: dict) -> None:
+        events.append(event)
+
+    def turn(n: int, client: str):
+        return asyncio.create_task(admission.turn_events(conversation_id=f"c{n}", text="hi", emit=emit,
+                                                         visitor_ip=client, lang="en"))
+
+    running = [turn(n, f"2001:db8:7:{n}::/64") for n in range(1, 4)]  # three /64s of one /48
+    await asyncio.wait_for(until_started(3), 30)
+    await turn(4, "2001:db8:7:4::/64")  # a fourth /64 of it, its own first turn
+    assert [(e["code"], e["in_turn"]) for e in events] == [("rate_limited", False)]
+    assert await OpenSocket.objects.acount() == 3 * 2  # each running turn: its /64's slot and its /48's
+    other = turn(5, "2001:db8:8:1::/64")  # another /48
+    await asyncio.wait_for(until_started(4), 30)
+    release.set()
+    await asyncio.gather(*running, other)
+    assert sorted(started) == ["c1", "c2", "c3", "c5"] and await OpenSocket.objects.acount() == 0
