@@ -6,7 +6,14 @@ from django.contrib import admin, messages
 from django.contrib.admin.models import DELETION, LogEntry
 from django.contrib.contenttypes.models import ContentType
 from django.db.models import Count
-from django.http import HttpRequest, HttpResponse, HttpResponseForbidden, HttpResponseNotAllowed, HttpResponseRedirect
+from django.http import (
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBadRequest,
+    HttpResponseForbidden,
+    HttpResponseNotAllowed,
+    HttpResponseRedirect,
+)
 from django.urls import path, reverse
 from django.utils.html import format_html
 from django.utils.http import urlencode
@@ -27,7 +34,7 @@ from chat.models import (
 from chat.selectors import open_question_groups, question_before, why_context
 from chat.services import questions_put_aside
 from ops.access import staff_may_read
-from twinsite.admin_base import ReadOnlyAdmin, ReadOnlyInline, id_list, why_link
+from twinsite.admin_base import ReadOnlyAdmin, ReadOnlyInline, group_ids, group_reference, why_link
 
 
 class TraceDetailAdmin(ReadOnlyAdmin):
@@ -330,9 +337,10 @@ class UnansweredQuestionAdmin(ReadOnlyAdmin):
         can_teach = can_teach_answers(request)
         for group in groups:
             # only the group's reference: the form shows its wordings as the visitors', pre-fills none
+            # signed: the forms act on this group's questions and no other (twinsite.admin_base)
+            group["id_list"] = group_reference(group["ids"])
             group["teach_url"] = reverse("admin:knowledge_taughtanswer_add") + "?" + urlencode({
-                "questions": ",".join(str(i) for i in group["ids"])})
-            group["id_list"] = ",".join(str(i) for i in group["ids"])
+                "questions": group["id_list"]})
         return super().changelist_view(request, {**(extra_context or {}), "groups": groups, "can_teach": can_teach})
 
     def dismiss_view(self, request: HttpRequest) -> HttpResponse:
@@ -341,7 +349,10 @@ class UnansweredQuestionAdmin(ReadOnlyAdmin):
             return HttpResponseNotAllowed(["POST"])
         if not can_teach_answers(request):
             return HttpResponseForbidden(_("Dismissing questions needs the permission to teach answers."))
-        count = questions_put_aside(ids=id_list(request.POST.get("questions", "")), by=request.user.get_username())
+        ids = group_ids(request.POST.get("questions", ""))
+        if not ids:  # not a group the list handed out: nothing is put aside
+            return HttpResponseBadRequest(_("Dismiss a group from the list of open questions."))
+        count = questions_put_aside(ids=ids, by=request.user.get_username())
         self.message_user(request, ngettext("%(count)d question put aside.", "%(count)d questions put aside.",
                                             count) % {"count": count}, messages.SUCCESS)
         return HttpResponseRedirect(reverse("admin:chat_unansweredquestion_changelist"))

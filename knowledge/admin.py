@@ -36,7 +36,7 @@ from knowledge.tasks import knowledge_import_task, knowledge_sync_task, plan_pat
 from ops.models import Job
 from ops.services import JobBusy, job_start
 from text.language import detect_language
-from twinsite.admin_base import ReadOnlyAdmin, ReadOnlyInline, id_list
+from twinsite.admin_base import ReadOnlyAdmin, ReadOnlyInline, group_ids
 
 
 class ChunkInline(ReadOnlyInline):
@@ -266,7 +266,7 @@ def without_addresses(text: str) -> str:
 
 
 class TaughtAnswerForm(forms.ModelForm):
-    # the unanswered questions this answers (ids, from the group the owner taught it from)
+    # the unanswered questions this answers: the signed group the owner taught it from (group_reference)
     questions = forms.CharField(required=False, widget=forms.HiddenInput)
     language_confirmed = forms.BooleanField(
         required=False, label=_("The language is right"),
@@ -298,7 +298,8 @@ class TaughtAnswerForm(forms.ModelForm):
         return question
 
     def clean_questions(self) -> list[int]:
-        return id_list(self.cleaned_data.get("questions") or "")
+        # the signed group the form was opened from; ids typed in, or an altered group, count for none
+        return group_ids(self.cleaned_data.get("questions") or "")
 
 
 @admin.register(TaughtAnswer)
@@ -338,8 +339,8 @@ class TaughtAnswerAdmin(admin.ModelAdmin):
         """Only the reference of what is taught (a group's question ids, a rated answer): a
         visitor's wording becomes the question only when the owner picks it (``pick``), its
         addresses, domains and e-mail addresses left out. Nothing else a URL says is taken."""
-        ids = id_list(request.GET.get("questions", ""))
-        initial: dict = {"questions": ",".join(str(i) for i in ids), "lang": TaughtAnswer.Lang.EN}
+        reference = request.GET.get("questions", "")
+        initial: dict = {"questions": reference if group_ids(reference) else "", "lang": TaughtAnswer.Lang.EN}
         wordings = self._wordings(request)
         pick = request.GET.get("pick", "")
         if pick.isdigit() and int(pick) < len(wordings):
@@ -351,7 +352,7 @@ class TaughtAnswerAdmin(admin.ModelAdmin):
         feedback = request.GET.get("feedback", "")
         if feedback.isdigit():
             return question_wordings(feedback_id=int(feedback))
-        return question_wordings(ids=id_list(request.GET.get("questions", "")))
+        return question_wordings(ids=group_ids(request.GET.get("questions", "")))
 
     def add_view(self, request, form_url="", extra_context=None):
         # every wording of the group, labelled as the visitors' own and shown as text, each to pick

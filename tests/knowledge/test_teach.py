@@ -14,6 +14,7 @@ from chat.models import Conversation, UnansweredQuestion
 from knowledge.content import ContentError
 from knowledge.models import Document, KnowledgeChunk, TaughtAnswer
 from knowledge.services import knowledge_sync, knowledge_teach, knowledge_unteach, taught_path
+from twinsite.admin_base import group_reference
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -123,10 +124,11 @@ def test_the_owner_teaches_from_a_group_and_the_group_is_answered(kb, embedders)
     listing = owner.get("/admin/chat/unansweredquestion/").content.decode()
     assert "3×" in listing and "Teach the answer" in listing and "Not something I want answered" in listing
 
-    form = owner.get("/admin/knowledge/taughtanswer/add/", {"questions": ",".join(map(str, ids)), "pick": "0"})
+    [group] = owner.get("/admin/chat/unansweredquestion/").context["groups"]
+    form = owner.get("/admin/knowledge/taughtanswer/add/", {"questions": group["id_list"], "pick": "0"})
     assert form.status_code == 200 and "\nDoes Mira give workshops at schools?</textarea>" in form.content.decode()
     saved = owner.post("/admin/knowledge/taughtanswer/add/", {
-        "question": "Does Mira give workshops at schools?", "lang": "en", "questions": ",".join(map(str, ids)),
+        "question": "Does Mira give workshops at schools?", "lang": "en", "questions": group["id_list"],
         "answer": "Yes: once a term, free, for secondary schools."})
     assert saved.status_code == 302, saved.content.decode()[:2000]
     taught = TaughtAnswer.objects.get()
@@ -146,6 +148,26 @@ def test_the_owner_teaches_from_a_group_and_the_group_is_answered(kb, embedders)
     assert Client().get(f"/sources/taught-{taught.pk}/").status_code == 404
 
 
+def test_the_teach_form_acts_only_on_the_group_it_was_opened_from(kb, embedders):
+    """Question ids added to the form, or typed in instead of the group's reference, are not
+    marked answered (issue 57): only the signed group the list handed out is."""
+    vector = [float(x) for x in embedders[0].query("Does Mira give workshops at schools?")]
+    ids = unanswered("Does Mira give workshops at schools?", vector, count=2)
+    elsewhere = unanswered("What is her salary?", [float(x) for x in embedders[0].query("What is her salary?")])
+    owner = owner_client("add_taughtanswer")
+    group = next(g for g in owner.get("/admin/chat/unansweredquestion/").context["groups"] if set(g["ids"]) == set(ids))
+    data = {"question": "Does Mira give workshops at schools?", "lang": "en", "answer": "Yes, once a term."}
+    widened = group["id_list"].replace(",", f",{elsewhere[0]},", 1)  # another group's id slipped in
+    tampered = (widened, ",".join(map(str, ids + elsewhere)), f"{elsewhere[0]}:{group['id_list'][-43:]}")
+    for n, questions in enumerate(tampered):
+        saved = owner.post("/admin/knowledge/taughtanswer/add/", {
+            **data, "question": f"Does Mira give workshops at schools ({n})?", "questions": questions})
+        assert saved.status_code == 302  # the answer is saved; no question is marked
+    assert not UnansweredQuestion.objects.filter(handled_at__isnull=False).exists()
+    assert owner.post("/admin/knowledge/taughtanswer/add/", {**data, "questions": group["id_list"]}).status_code == 302
+    assert set(UnansweredQuestion.objects.filter(handled_at__isnull=False).values_list("pk", flat=True)) == set(ids)
+
+
 def test_a_group_can_be_dismissed_and_a_viewer_can_neither_teach_nor_dismiss(kb, embedders):
     vector = [float(x) for x in embedders[0].query("What is her salary?")]
     ids = unanswered("What is her salary?", vector, count=2)
@@ -153,12 +175,16 @@ def test_a_group_can_be_dismissed_and_a_viewer_can_neither_teach_nor_dismiss(kb,
     listing = viewer.get("/admin/chat/unansweredquestion/").content.decode()
     assert "2×" in listing and "Teach the answer" not in listing and "Not something I want answered" not in listing
     assert viewer.get("/admin/knowledge/taughtanswer/add/").status_code == 403
-    assert viewer.post("/admin/chat/unansweredquestion/dismiss/", {"questions": ",".join(map(str, ids))}
+    assert viewer.post("/admin/chat/unansweredquestion/dismiss/", {"questions": group_reference(ids)}
                        ).status_code == 403
     assert not UnansweredQuestion.objects.filter(handled_at__isnull=False).exists()
 
     owner = owner_client("add_taughtanswer")
     assert owner.post("/admin/chat/unansweredquestion/dismiss/", {"questions": ",".join(map(str, ids))}
+                      ).status_code == 400  # ids typed in, not a group the list handed out
+    assert not UnansweredQuestion.objects.filter(handled_at__isnull=False).exists()
+    [group] = owner.get("/admin/chat/unansweredquestion/").context["groups"]
+    assert owner.post("/admin/chat/unansweredquestion/dismiss/", {"questions": group["id_list"]}
                       ).status_code == 302
     assert set(UnansweredQuestion.objects.exclude(dismissed_by="").values_list("pk", flat=True)) == set(ids)
     assert owner.get("/admin/chat/unansweredquestion/").context["groups"] == []
@@ -339,7 +365,7 @@ def test_a_file_in_the_taught_folder_and_malformed_ids_are_refused_cleanly(kb, t
         read_folder(tmp_path)
     assert id_list("1, 2,²,-3,x,99999999999999999999,4") == [1, 2, 4]
     owner = owner_client("add_taughtanswer")
-    assert owner.post("/admin/chat/unansweredquestion/dismiss/", {"questions": "²,x"}).status_code == 302
+    assert owner.post("/admin/chat/unansweredquestion/dismiss/", {"questions": "²,x"}).status_code == 400
     assert owner.get("/admin/knowledge/taughtanswer/add/", {"questions": "²", "question": "x" * 5000}
                      ).status_code == 200
 
@@ -367,10 +393,11 @@ def test_the_form_takes_only_the_groups_reference_and_leaves_addresses_out(kb, e
     ids = unanswered("Can I book her through agent.example or mail x@y.example?", vector)
     owner = owner_client("add_taughtanswer")
     planted = owner.get("/admin/knowledge/taughtanswer/add/", {
-        "questions": str(ids[0]), "question": "Planted title", "answer": "Planted answer", "lang": "nl"})
+        "questions": group_reference(ids), "question": "Planted title", "answer": "Planted answer", "lang": "nl"})
     page = planted.content.decode()
     assert "Planted" not in page and "<q>Can I book her through agent.example or mail x@y.example?</q>" in page
-    picked = owner.get("/admin/knowledge/taughtanswer/add/", {"questions": str(ids[0]), "pick": "0"}).content.decode()
+    picked = owner.get("/admin/knowledge/taughtanswer/add/", {"questions": group_reference(ids), "pick": "0"}
+                       ).content.decode()
     assert "\nCan I book her through … or mail …?</textarea>" in picked and "agent.example</textarea>" not in picked
 
 
