@@ -6,17 +6,25 @@ and a webhook POST in one of three shapes (``TWIN_NOTIFY_FORMAT``):
   ``https://ntfy.sh/my-topic``; the JSON goes to the server's root with the topic in it);
 - ``slack``: a Slack incoming webhook's ``text`` and ``blocks``.
 
-Every POST carries ``X-Twinsite-Signature: sha256=<hex>``, the HMAC-SHA256 of the raw body keyed
-by ``TWIN_NOTIFY_WEBHOOK_SECRET``, and ``Idempotency-Key: <notice id>``, the same on every attempt
-of a notice. Anything but a 2xx answer is a failure that ``digest.notices`` retries.
+Every POST is signed as Standard Webhooks (https://www.standardwebhooks.com/) signs:
+``webhook-id`` (the notice's id, the same on every attempt), ``webhook-timestamp`` (Unix seconds
+of this attempt) and ``webhook-signature: v1,<base64>``, the HMAC-SHA256 of
+``<id>.<timestamp>.<raw body>`` keyed by ``TWIN_NOTIFY_WEBHOOK_SECRET`` (``whsec_`` and the key in
+base64, as the spec's libraries take it; a secret without the prefix is the key as it is). A
+receiver that rejects timestamps more than five minutes off cannot be sent a captured POST again
+(docs/NOTIFICATIONS.md). ``Idempotency-Key`` repeats the id, and ``X-Twinsite-Signature:
+sha256=<hex>`` (the body's HMAC alone, keyed by the secret's text: replayable) is kept for
+receivers written before. Anything but a 2xx answer is a failure that ``digest.notices`` retries.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 import hmac
 import json
+import time
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
@@ -51,8 +59,21 @@ def send(channel: str, content: dict) -> None:
 
 
 def signature(body: bytes, secret: str | None = None) -> str:
+    """The signature receivers written before Standard Webhooks check: the body alone."""
     key = (secret or settings.TWIN_NOTIFY_WEBHOOK_SECRET).encode()
     return "sha256=" + hmac.new(key, body, hashlib.sha256).hexdigest()
+
+
+def webhook_key(secret: str | None = None) -> bytes:
+    """The HMAC key of a secret: ``whsec_<base64>`` decoded (Standard Webhooks), else its text."""
+    secret = secret or settings.TWIN_NOTIFY_WEBHOOK_SECRET
+    return base64.b64decode(secret.removeprefix("whsec_")) if secret.startswith("whsec_") else secret.encode()
+
+
+def standard_signature(message_id: str, timestamp: int, body: bytes, secret: str | None = None) -> str:
+    """``webhook-signature``: ``v1,`` and the base64 HMAC-SHA256 of ``<id>.<timestamp>.<body>``."""
+    signed = f"{message_id}.{timestamp}.".encode() + body
+    return "v1," + base64.b64encode(hmac.new(webhook_key(secret), signed, hashlib.sha256).digest()).decode()
 
 
 def webhook_host() -> str:
@@ -188,7 +209,10 @@ def webhook_request(content: dict) -> tuple[str, bytes, dict[str, str]]:
     else:
         document = json_document(content)
     body = json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode()
+    stamp = int(time.time())  # of this attempt: a retry is signed afresh
     headers = {"Content-Type": "application/json; charset=utf-8", "User-Agent": "Twinsite",
+               "webhook-id": content["id"], "webhook-timestamp": str(stamp),
+               "webhook-signature": standard_signature(content["id"], stamp, body),
                "Idempotency-Key": content["id"], "X-Twinsite-Signature": signature(body),
                "X-Twinsite-Event": "test" if content["kind"] == "test" else "contact_requests"}
     return url, body, headers

@@ -62,6 +62,8 @@ def check_settings(**env: str) -> subprocess.CompletedProcess:
          "TWIN_NOTIFY_WEBHOOK_SECRET (16 characters or more) must be set with TWIN_NOTIFY_WEBHOOK"),
         ({"TWIN_NOTIFY_WEBHOOK": "https://x.example/t", "TWIN_NOTIFY_WEBHOOK_SECRET": "short"},
          "TWIN_NOTIFY_WEBHOOK_SECRET must be at least 16 characters"),
+        ({"TWIN_NOTIFY_WEBHOOK": "https://x.example/t", "TWIN_NOTIFY_WEBHOOK_SECRET": "whsec_bm90LWJhc2U2NC!!"},
+         "after whsec_ comes the key in base64, 24 to 64 bytes"),
         ({"TWIN_NOTIFY_WEBHOOK": "ftp://hooks.example/T1/secret-path"}, "TWIN_NOTIFY_WEBHOOK must be an address like"),
         ({"TWIN_NOTIFY_QUIET": "22:00"}, "TWIN_NOTIFY_QUIET must be two different times like 22:00-07:00"),
         ({"TWIN_NOTIFY_FORMAT": "discord"}, "TWIN_NOTIFY_FORMAT must be one of"),

@@ -3,6 +3,8 @@ requests. Read from the environment like every setting; ``twinsite.settings`` im
 
 from __future__ import annotations
 
+import base64
+import binascii
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -43,6 +45,15 @@ TWIN_NOTIFY_EMAIL = env_bool("TWIN_NOTIFY_EMAIL", True)
 TWIN_NOTIFY_WEBHOOK = env_url("TWIN_NOTIFY_WEBHOOK", "", ("http", "https"),
                               "be an address like https://ntfy.sh/my-topic", secret=True)
 TWIN_NOTIFY_WEBHOOK_SECRET = env_token("TWIN_NOTIFY_WEBHOOK_SECRET", minimum=16)
+if TWIN_NOTIFY_WEBHOOK_SECRET.startswith("whsec_"):  # Standard Webhooks' form: 24 to 64 bytes, base64
+    try:
+        _key = base64.b64decode(TWIN_NOTIFY_WEBHOOK_SECRET.removeprefix("whsec_"), validate=True)
+    except binascii.Error:
+        _key = b""
+    if not 24 <= len(_key) <= 64:
+        raise ImproperlyConfigured("TWIN_NOTIFY_WEBHOOK_SECRET: after whsec_ comes the key in base64, 24 to 64 "
+                                   "bytes (python -c \"import base64, secrets; print('whsec_' + "
+                                   "base64.b64encode(secrets.token_bytes(32)).decode())\")")
 if TWIN_NOTIFY_WEBHOOK and not TWIN_NOTIFY_WEBHOOK_SECRET:
     raise ImproperlyConfigured("TWIN_NOTIFY_WEBHOOK_SECRET (16 characters or more) must be set with "
                                "TWIN_NOTIFY_WEBHOOK: the receiver checks the body's signature with it")
