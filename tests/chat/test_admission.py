@@ -119,7 +119,7 @@ async def test_a_48_runs_at_most_its_multiple_of_turns_at_once(monkeypatch, sett
 
     running = [turn(n, f"2001:db8:7:{n}::/64") for n in range(1, 4)]  # three /64s of one /48
     await asyncio.wait_for(until_started(3), 30)
-    await turn(4, "2001:db8:7:4::/64")  # a fourth /64 of it, its own first turn
+    await asyncio.wait_for(turn(4, "2001:db8:7:4::/64"), 30)  # a fourth /64 of it: refused at once, not run
     assert [(e["code"], e["in_turn"]) for e in events] == [("rate_limited", False)]
     assert await OpenSocket.objects.acount() == 3 * 2  # each running turn: its /64's slot and its /48's
     other = turn(5, "2001:db8:8:1::/64")  # another /48
