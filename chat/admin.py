@@ -134,26 +134,31 @@ class ConversationAdmin(ReadOnlyAdmin):
 
 
 class UnsupportedFilter(admin.SimpleListFilter):
-    """Turns with a cited sentence their source does not say (knowledge.claims)."""
+    """Turns with a cited sentence their source does not say (knowledge.claims): certainly (the
+    visitor saw it marked) or in doubt (kept for the owner)."""
 
     title = "claims"
     parameter_name = "claims"
 
     def lookups(self, request, model_admin):
-        return [("unsupported", "with an unsupported sentence"), ("supported", "every sentence in its source")]
+        return [("unsupported", "with a certainly unsupported sentence"), ("doubtful", "with a doubtful sentence"),
+                ("supported", "every sentence in its source")]
 
     def queryset(self, request, queryset):
         if self.value() == "unsupported":
             return queryset.filter(unsupported_claims__gt=0)
+        if self.value() == "doubtful":
+            return queryset.filter(doubtful_claims__gt=0)
         if self.value() == "supported":
-            return queryset.filter(unsupported_claims=0)
+            return queryset.filter(unsupported_claims=0, doubtful_claims=0)
         return queryset
 
 
 @admin.register(TurnLog)
 class TurnLogAdmin(ReadOnlyAdmin):
     list_display = ("created_at", "outcome", "cost_usd", "latency_ms", "question", "provider", "tokens",
-                    "tool_rounds", "hallucination_risk", "unsupported_claims", "retracted", "usage_estimated", "why")
+                    "tool_rounds", "hallucination_risk", "unsupported_claims", "doubtful_claims", "retracted",
+                    "usage_estimated", "why")
     list_filter = ("outcome", "provider", "hallucination_risk", UnsupportedFilter, "retracted", "usage_estimated",
                    "created_at")
     # what a turn cost and which model ran it: operational detail, for chat.view_trace (TraceDetailAdmin)

@@ -139,8 +139,9 @@ UNCITED_MIN_ANSWERS = 20  # fewer answers say too little about a model to recomm
 
 def uncited_by_model(since: dt.datetime, until: dt.datetime) -> list[dict]:
     """Per model, its answers in the period (answered or declined turns), how many were flagged
-    as long and uncited, how many of those were retracted, and how many held a cited sentence
-    its source does not say (``unsupported``, knowledge.claims); ``recommend_retract`` when the
+    as long and uncited, how many of those were retracted, how many held a cited sentence its
+    source certainly does not say (``unsupported``, knowledge.claims; the visitor saw it marked)
+    and how many one the check doubts (``doubtful``, kept from the visitor); ``recommend_retract`` when the
     flagged share reaches ``TWIN_UNCITED_ALERT_SHARE`` over enough answers while the policy is
     still ``log``."""
     rows = (TurnLog.objects.filter(created_at__gte=since, created_at__lt=until,
@@ -148,7 +149,8 @@ def uncited_by_model(since: dt.datetime, until: dt.datetime) -> list[dict]:
             .values("provider", "model")
             .annotate(answers=Count("id"), flagged=Count("id", filter=Q(hallucination_risk=True)),
                       retracted=Count("id", filter=Q(retracted=True)),
-                      unsupported=Count("id", filter=Q(unsupported_claims__gt=0)))
+                      unsupported=Count("id", filter=Q(unsupported_claims__gt=0)),
+                      doubtful=Count("id", filter=Q(doubtful_claims__gt=0)))
             .order_by("-answers", "provider", "model"))
     out = []
     for row in rows:
@@ -156,6 +158,7 @@ def uncited_by_model(since: dt.datetime, until: dt.datetime) -> list[dict]:
         out.append(row | {
             "percent": round(share * 100, 1),
             "unsupported_percent": round(row["unsupported"] / row["answers"] * 100, 1),
+            "doubtful_percent": round(row["doubtful"] / row["answers"] * 100, 1),
             "recommend_retract": (settings.TWIN_UNCITED == "log" and row["answers"] >= UNCITED_MIN_ANSWERS
                                   and row["flagged"] > 0 and share >= settings.TWIN_UNCITED_ALERT_SHARE),
         })
@@ -190,7 +193,7 @@ def digest_content(*, now: dt.datetime | None = None, since: dt.datetime | None 
         "admin_url": _absolute(reverse("admin:index")),
         "approvals": approvals, "questions": questions, "questions_total": questions_total, "taught": taught,
         "incidents": guard_rows, "feedback": ratings, "flagged": flagged, "flagged_total": flagged_total,
-        "uncited_models": [m for m in models if m["flagged"] or m["unsupported"]],
+        "uncited_models": [m for m in models if m["flagged"] or m["unsupported"] or m["doubtful"]],
         "recommend_retract": [m for m in models if m["recommend_retract"]],
         "alert_percent": round(settings.TWIN_UNCITED_ALERT_SHARE * 100, 1),
         "budget": budget, "counts": counts, "site": site,

@@ -9,6 +9,10 @@ unsupported, recall the share of unsupported claims flagged. Each kind of claim 
 own: for the unsupported kinds (another document's fact, a changed number, an invented fact, two
 facts combined wrongly, a negation) how many were flagged; for the supported ones (a paraphrase,
 a claim in the other language) how many were flagged wrongly.
+
+A finding is certain (shown to the visitor) or a doubt (kept for the owner): ``bars`` gives what
+the design asks of each. The certain kinds of claim (``CERTAIN_LABELS``: a changed number, another
+document's fact) are those the certain checks are written for.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from knowledge.embedders import get_embedder
 from text import topics
 
 DEV = Path(__file__).resolve().parent / "data" / "claims.jsonl"
+CERTAIN_LABELS = frozenset({"changed-number", "other-document"})
 
 
 @dataclass
@@ -48,6 +53,32 @@ class ClaimsReport:
                 tally.flagged += int(row["flagged"])
         return out
 
+    def bars(self) -> dict[str, tuple[int, int]]:
+        """The design's figures, each as (count, out of): certain findings' precision; certain
+        recall on the certain kinds of claim and on all; all findings' recall; true sentences
+        shown as unsupported (certain) and reported as doubt."""
+        true = [r for r in self.rows if r["supported"]]
+        false = [r for r in self.rows if not r["supported"]]
+        certain = [r for r in self.rows if r["flagged"] and r["certain"]]
+        kinds = [r for r in false if r["kind"] in CERTAIN_LABELS]
+        return {
+            "certain precision": (sum(not r["supported"] for r in certain), len(certain)),
+            "certain recall, certain kinds": (sum(r["flagged"] and r["certain"] for r in kinds), len(kinds)),
+            "certain recall, all": (sum(r["flagged"] and r["certain"] for r in false), len(false)),
+            "all findings recall": (sum(r["flagged"] for r in false), len(false)),
+            "true shown as unsupported": (sum(r["flagged"] and r["certain"] for r in true), len(true)),
+            "true reported as doubt": (sum(r["flagged"] and not r["certain"] for r in true), len(true)),
+        }
+
+    def findings(self) -> dict[str, tuple[int, int]]:
+        """Per kind of finding: how many were right (the sentence unsupported), out of how many."""
+        out: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0])
+        for row in self.rows:
+            if row["flagged"]:
+                out[row["finding"]][0] += int(not row["supported"])
+                out[row["finding"]][1] += 1
+        return {kind: (right, total) for kind, (right, total) in sorted(out.items())}
+
     def precision_recall(self, group: str = "all") -> tuple[float, float]:
         g = self.groups()[group]
         flagged = g["unsupported"].flagged + g["supported"].flagged
@@ -70,8 +101,7 @@ def claims_run(path: Path = DEV) -> ClaimsReport:
         if row["title"] not in sources:
             raise ValueError(f"{row.get('id')}: no document {row['title']!r} for owner {row['owner']}")
         found = claims.check(f"{row['claim']} [source: {row['title']}]", sources, embedder, name)
-        report.rows.append({**row, "flagged": bool(found), "reason": found[0].reason if found else "",
-                            "detail": found[0].detail if found else ""})
+        report.rows.append({**row, **_verdict(found[0] if found else None)})
     return report
 
 
@@ -90,10 +120,15 @@ def answers_run(path: Path) -> tuple[ClaimsReport, int]:
         for sentence in answer["sentences"]:
             hit = found.pop(_said(sentence["sentence"]), None)
             report.rows.append({**sentence, "claim": sentence["sentence"], "lang": answer["lang"],
-                                "id": answer.get("id"), "flagged": hit is not None,
-                                "reason": hit.reason if hit else "", "detail": hit.detail if hit else ""})
+                                "id": answer.get("id"), **_verdict(hit)})
         stray += len(found)
     return report, stray
+
+
+def _verdict(found: claims.Unsupported | None) -> dict:
+    return {"flagged": found is not None, "certain": bool(found and found.certain),
+            "finding": found.kind if found else "", "reason": found.reason if found else "",
+            "detail": found.detail if found else ""}
 
 
 def _said(sentence: str) -> str:

@@ -1,5 +1,5 @@
-"""Names a claim binds to each other ("Harfield Data in Leeds", "Computer Science from the
-University of Groningen") and whether its cited document binds them so (``knowledge.claims``'s
+"""Names a claim binds to each other ("Brightwell Foods in Dundee", "Geology from the
+University of Aberdeen") and whether its cited document binds them so (``knowledge.claims``'s
 wrong-combination check)."""
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ _TOKEN = re.compile(r"[\w&][\w&'\u2019.-]*|,")  # a comma parts two names
 
 def bindings(text: str, is_name: Callable[[str], bool]) -> list[tuple[list[str], list[str]]]:
     """The pairs of names a text binds with nothing but (one to three) function words between
-    them, "Harfield Data in Leeds", "Computer Science from the University of Groningen"; names listed
-    side by side ("Leeds and York", "zowel Engels als Arabisch") or parted by a comma bind
+    them, "Brightwell Foods in Dundee", "Geology from the University of Aberdeen"; names listed
+    side by side ("Dundee and Perth", "zowel IJslands als Grieks") or parted by a comma bind
     nothing. Each name as its words (``cited.bare_name``), a name's joints left out."""
     tokens = _TOKEN.findall(text)
     phrases: list[tuple[int, int]] = []  # [start, end) of runs of name tokens
@@ -50,10 +50,10 @@ def bindings(text: str, is_name: Callable[[str], bool]) -> list[tuple[list[str],
 
 
 def bound_elsewhere(claim: str, named: list[str], source: Source) -> tuple[str, str] | None:
-    """Two names the claim binds ("Harfield Data in Leeds"; ``bindings``), each in the document,
+    """Two names the claim binds ("Brightwell Foods in Dundee"; ``bindings``), each in the document,
     that the document never writes together (in a sentence with its neighbours in the paragraph
     and the headings above it), or writes together only in sentences that bind each of them to
-    another name ("bij Dunmore in Leeds ... bij Harfield Data in York"): a true place,
+    another name ("bij Ostrander in Dundee ... bij Brightwell Foods in Perth"): a true place,
     school or employer put with the wrong other one. Names the document lacks are the name
     check's."""
     lowered = {n.lower() for n in named}

@@ -29,19 +29,20 @@ class Source:
         self.pieces = [(s, i) for i, s in enumerate(sentences)]
         self.pieces += [(c, i) for i, s in enumerate(sentences) for c in clauses(s)]
         self.sentences = sentences
-        every = topics.words(f"{title}\n{body}")
+        # the title is no evidence: a taught answer's title is the visitor's question, in their words
+        every = topics.words(body)
         self.words = set(every)
         self.phrase_text = f" {' '.join(every)} "  # for phrase lookups
-        # what a sentence's section is about (the title, the headings above it) holds for it
-        self.section = [f"{title} {' '.join(headings)}" for headings in _headings_above(body, sentences)]
+        # what a sentence's section is about (the headings above it) holds for it
+        self.section = [" ".join(headings) for headings in _headings_above(body, sentences)]
         self.section_words = [set(topics.words(about)) for about in self.section]
-        self.quantities = quantities(f"{title}\n{body}")
+        self.quantities = quantities(body)
         self.sentence_words = [topics.words(s) for s in sentences]
         self.near_words = [set(words) for words in self.sentence_words]
         self.near_quantities = [quantities(s) for s in sentences]
         self.piece_stems = [stems(text) for text, _ in self.pieces]
         self.sentence_stems = self.piece_stems[:len(sentences)]  # the sentences are the first pieces
-        self.stems = stems(title).union(*self.sentence_stems)
+        self.stems = set().union(*self.sentence_stems)
         self.paragraph = _paragraphs(body, sentences)
         self.language = detect_language(body)
         # a list under a heading or lead-in that negates ("## What I don't take on", "Niet:"):
@@ -59,7 +60,7 @@ class Source:
     @functools.cached_property
     def rates(self) -> set[tuple[float, str]]:
         """(value, period): "40,000 bookings a month" (read when a claim gives a rate)."""
-        return rates(f"{self.title}\n{self.body}")
+        return rates(self.body)
 
     @functools.cached_property
     def surrounding(self) -> list[set[str]]:
@@ -85,8 +86,8 @@ def bare_name(token: str) -> str:
 def has_name_in(words: set[str], name: str, loose: bool = True) -> bool:
     """Whether ``words`` hold a name: as written, in the other language (``text.counterparts``) or
     inflected ("Groningen" in "Groningse", "Nederlandse" for "Nederland"); ``loose``, also where a
-    word of the text opens the name ("Lumo" for "Lumora"; a binding is judged without it, or
-    "data" would write "Databolt")."""
+    word of the text opens the name ("Quill" for "Quillmark"; a binding is judged without it, or
+    "data" would write "Datafold")."""
     word = bare_name(name)
     if word in words or counterparts(word) & words:
         return True
@@ -196,10 +197,9 @@ _GOVERNING = re.compile(r"[,;:.!?()]|\b(?:and|but|or|en|maar|und|aber|oder)\b", 
 
 def governed(text: str) -> list[list[str]]:
     """The words each negation of a text governs: the content words (at most three) after it in
-    its clause: "toeslag" in "daar vraag ik geen toeslag voor", "paddles open wadden" in "She
-    never paddles the open Wadden alone"; "vaste baan" and "detacheringsbureaus" in "Ik neem geen
-    vaste baan aan en werk niet via detacheringsbureaus". "Not only", "niet alleen" restrict
-    nothing and govern nothing."""
+    its clause: "brood" in "ik bak geen brood op zondag", "fly long routes" in "He never flies
+    long routes at night"; "honden" and "katten" in "Ik verzorg geen honden en ook niet katten".
+    "Not only", "niet alleen" restrict nothing and govern nothing."""
     found = []
     for part in _GOVERNING.split(text):
         words = topics.words(part)
@@ -294,8 +294,8 @@ def _writes(text: str, words: set[str], form: str, beside: set[str]) -> bool:
 
 def negation_dropped(claim: str, source: Source) -> str:
     """A negating sentence or clause of the document that the claim writes every content word of,
-    without a negation: "she is also looking for a full-time position" where the document says
-    "She is not looking for a full-time position" (whatever else the claim says, and however near
+    without a negation: "he also repairs old clocks" where the document says "He does not repair
+    old clocks" (whatever else the claim says, and however near
     the model puts the two)."""
     if negates(claim):
         return ""
@@ -308,8 +308,8 @@ def negation_dropped(claim: str, source: Source) -> str:
 
 def governed_kept(claim: str, source: Source, nearest: list[int]) -> str:
     """A negating sentence or clause among the nearest whose negated words the claim writes
-    without a negation: "rekent een toeslag" beside "daar vraag ik geen toeslag", "installing
-    antivirus software" beside "Do not install antivirus software"."""
+    without a negation: "bakt brood" beside "ik bak geen brood", "feeding the ducks" beside
+    "Please do not feed the ducks"."""
     if negates(claim):
         return ""
     said = stems(claim)

@@ -4,6 +4,8 @@ availability documents and the cited documents as the claim checker reads them. 
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from pathlib import PurePosixPath
 
 from django.urls import reverse
@@ -57,8 +59,10 @@ def availability_chunks(language: str) -> list[dict]:
 
 
 # The cited documents as the claim checker reads them (split, counted), kept per process by
-# title and content hash: a changed document is read again, at most _SOURCES_MAX are kept.
-_sources: dict[tuple[str, str], claims.Source] = {}
+# title and content hash: a changed document is read again, at most _SOURCES_MAX are kept (the
+# least recently used dropped first).
+_sources: OrderedDict[tuple[str, str], claims.Source] = OrderedDict()
+_sources_lock = threading.Lock()
 _SOURCES_MAX = 500
 
 
@@ -66,10 +70,15 @@ def claim_sources(titles: list[str]) -> dict[str, claims.Source]:
     """The documents of ``titles`` (those that exist), each as ``knowledge.claims.Source``."""
     out = {}
     for title, body, digest in Document.objects.filter(title__in=titles).values_list("title", "body", "content_hash"):
-        source = _sources.get((title, digest))
+        with _sources_lock:
+            source = _sources.get((title, digest))
+            if source is not None:
+                _sources.move_to_end((title, digest))
         if source is None:
-            if len(_sources) >= _SOURCES_MAX:
-                _sources.clear()
-            source = _sources[(title, digest)] = claims.Source(title, body)
+            source = claims.Source(title, body)
+            with _sources_lock:
+                _sources[(title, digest)] = source
+                while len(_sources) > _SOURCES_MAX:
+                    _sources.popitem(last=False)  # the least recently used
         out[title] = source
     return out

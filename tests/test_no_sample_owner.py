@@ -34,13 +34,16 @@ def sample_names() -> set[str]:
             names.update(w for w in re.findall(r"[A-Z][\w-]{3,}", title.group(1).split(":", 1)[-1]))
     # employers and products the CV names
     cv = (SAMPLE / "cv.md").read_text(encoding="utf-8")
-    names.update(re.findall(r"\bat ([A-Z][a-z]+(?: [A-Z][a-z]+)?)\b", cv))
+    employers = re.findall(r"\bat ([A-Z][a-z]+(?: [A-Z][a-z]+)?)\b", cv)
+    # an employer by its own word alone too ("Acme" of "Acme Health"): the word a company is known by
+    names.update(employers, (e.split()[0] for e in employers))
     return {n for n in names if len(n) >= 4}
 
 
 def test_the_sample_owner_is_named_only_where_the_sample_lives():
     names = sample_names()
     assert {"Mira", "Jansen"} <= names and len(names) >= 6, names  # the check finds what it looks for
+    assert {"Lumora Health", "Lumora"} <= names, names  # an employer's name, and its own word alone
     pattern = "|".join(re.escape(n) for n in sorted(names))
     tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     offenders = []

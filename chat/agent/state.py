@@ -46,7 +46,8 @@ class AgentState(TypedDict, total=False):
     unknown_citations: list[str]
     hallucination_risk: bool
     retracted: bool  # the uncited answer was replaced by the decline (TWIN_UNCITED=retract)
-    unsupported: list[dict]  # cited sentences their source does not say [{sentence, title, reason, detail}]
+    unsupported: list[dict]  # cited sentences their source does not say [{sentence, title, reason, detail, kind,
+    # certain}]: a certain one marked for the visitor, a doubt kept for the owner
     outcome: str  # an Outcome, "" while the turn runs
     error: dict | None  # {"code": ..., "message": ...}
 

@@ -7,6 +7,7 @@ died). Everything a visitor typed is scrubbed (secrets, card and account numbers
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import logging
 import uuid
@@ -74,7 +75,7 @@ def _turn_rows(*, conversation_id: uuid.UUID | str, user_message: Message | None
         cost_usd=round_usd(recorder.cost_usd), latency_ms=recorder.elapsed_ms(),
         node_latency_ms=recorder.node_latency_ms, tool_rounds=state.get("tool_rounds") or 0,
         hallucination_risk=bool(state.get("hallucination_risk")), retracted=bool(state.get("retracted")),
-        usage_estimated=recorder.usage_estimated, unsupported_claims=min(len(state.get("unsupported") or []), 32767),
+        usage_estimated=recorder.usage_estimated, **claim_counts(state.get("unsupported") or []),
         unknown_citations=state.get("unknown_citations") or [], state_tokens=recorder.state_tokens,
         view_tokens=recorder.view_tokens, error_code=error_code,
     )
@@ -95,6 +96,17 @@ def _turn_rows(*, conversation_id: uuid.UUID | str, user_message: Message | None
     return message, turn
 
 
+def claim_counts(findings: list[dict]) -> dict:
+    """The claim check's findings as the turn log keeps them: the certain ones (shown to the
+    visitor) and the doubts (kept for the owner), and how many of each kind ("name", "far", …),
+    a doubt's kind marked with a trailing "?"."""
+    certain = sum(1 for f in findings if f.get("certain"))
+    kinds = collections.Counter(f"{f.get('kind') or f.get('reason')}{'' if f.get('certain') else '?'}"
+                                for f in findings)
+    return {"unsupported_claims": min(certain, 32767), "doubtful_claims": min(len(findings) - certain, 32767),
+            "claim_kinds": dict(sorted(kinds.items()))}
+
+
 def _prompt_snapshot(system_prompt: str) -> PromptSnapshot | None:
     if not system_prompt:
         return None
@@ -113,6 +125,6 @@ def turn_logged(turn: TurnLog, *, refusal: str = "") -> None:
         "input_tokens": turn.input_tokens, "cached_tokens": turn.cached_tokens, "output_tokens": turn.output_tokens,
         "cost_usd": float(turn.cost_usd), "latency_ms": turn.latency_ms, "tool_rounds": turn.tool_rounds,
         "hallucination_risk": turn.hallucination_risk, "retracted": turn.retracted,
-        "unsupported_claims": turn.unsupported_claims,
+        "unsupported_claims": turn.unsupported_claims, "doubtful_claims": turn.doubtful_claims,
     }
     turns_log.info("turn %s %s", turn.pk, turn.outcome, extra={"fields": fields})

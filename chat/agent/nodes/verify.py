@@ -41,7 +41,7 @@ async def verify(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
         except Exception:  # the answer was streamed and paid for: a failed check leaves it unchecked, logged
             log.exception("the claim check failed; the answer is shown unchecked")
     sourced = bool(citations)  # a marked sentence was still answered from a source the model named
-    if unsupported and settings.TWIN_UNSUPPORTED != "log":
+    if any(u.certain for u in unsupported) and settings.TWIN_UNSUPPORTED != "log":  # a doubt changes nothing
         lang = detect_language(state.get("question") or "", runtime.context.lang)
         answer = claims.applied(answer, unsupported, settings.TWIN_UNSUPPORTED, say("claims.not_in_source", lang))
         kept = set(cited_titles(answer))
