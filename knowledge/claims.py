@@ -90,7 +90,8 @@ KINDS = {
     "figure": "number",  # a number, amount, date or month the document does not write
     "rate": "number",  # the document's figure, per another period
     "name": "name",  # a name the document never writes, in either language
-    "elsewhere": "meaning",  # another document of the owner says it, the cited one does not
+    "elsewhere": "",  # another document of the owner says it, the cited one does not (its reason: what
+    # the check of the cited one found)
     "listed": "negation",  # a negating list's item, restated without the negation
     "negation-dropped": "negation",  # a negating sentence's words, without the negation
     "negation": "negation",  # the nearest clause, its sense turned round
@@ -169,13 +170,12 @@ def check(answer: str, sources: dict[str, Source], embedder: Embedder, owner: st
             verdicts.append(_judge(text, vector, _merged(tuple((t, sources[t].body) for t in titles)),
                                    embedder, owner))
         if all(v is not None for v in verdicts):
-            kind, detail = verdicts[0]
-            certain = all(v[0] in CERTAIN for v in verdicts)
-            if not certain:
-                other = _elsewhere(text, vector, titles, sources, embedder=embedder, owner=owner)
-                if other:
-                    kind, detail, certain = "elsewhere", f"said in {other}; {detail}", True
-            found.append(Unsupported(text, titles[0], KINDS[kind], detail, written, kind, certain))
+            base, detail = verdicts[0]
+            kind, certain = base, all(v[0] in CERTAIN for v in verdicts)
+            other = _elsewhere(text, vector, titles, sources, embedder=embedder, owner=owner)
+            if other:  # what the model read in one document and cited another for
+                kind, detail, certain = "elsewhere", f"said in {other} ({base}: {detail})", True
+            found.append(Unsupported(text, titles[0], KINDS[base], detail, written, kind, certain))
     return found
 
 

@@ -31,6 +31,9 @@ def test_labelled_claims_are_counted_per_kind(tmp_path):
     assert "kind:changed-number          unsupported flagged 1/1" in out
     assert "kind:paraphrase              supported flagged 0/1" in out
     assert "precision 1.000, recall 1.000" in out
+    assert "certain recall, certain kinds    1/1 (100.0%)" in out
+    assert "true shown as unsupported        0/1 (0.0%)" in out
+    assert "finding figure                   certain precision 1/1" in out
 
 
 def test_a_whole_answer_is_checked_at_once_and_each_labelled_sentence_counted(tmp_path):

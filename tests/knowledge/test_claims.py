@@ -88,6 +88,52 @@ def test_mark_strip_and_log_change_only_the_unsupported_sentences(e5):
     assert claims.applied(answer, found, "log", "") == answer
 
 
+@pytest.mark.parametrize(("sentence", "kind", "certain"), [
+    ("Her team's route planner handles 4,200 deliveries every day.", "figure", True),
+    ("She leads the data team at Kantara Logistics and won the Logistics Data Award.", "name", True),
+    ("She is looking for a permanent position.", "negation-dropped", False),
+    ("She grows tomatoes on her balcony.", "novel", False),
+])
+def test_a_figure_or_name_the_document_lacks_is_certain_and_the_rest_is_doubt(sentence, kind, certain, e5):
+    [found] = check(sentence, e5)
+    assert (found.kind, found.certain) == (kind, certain)
+    assert found.as_event()["certain"] is certain and found.as_event()["kind"] == kind
+
+
+def test_a_doubt_changes_nothing_the_visitor_reads(e5):
+    answer = (f"She is looking for a permanent position. [source: {TITLE}] "
+              f"The planner handles 9,999 deliveries a day. [source: {TITLE}]")
+    found = claims.check(answer, {TITLE: claims.Source(TITLE, DOC)}, e5, OWNER)
+    assert [(u.reason, u.certain) for u in found] == [("negation", False), ("number", True)]
+    assert claims.applied(answer, found, "mark", "(not in the cited source)") == (
+        f"She is looking for a permanent position. [source: {TITLE}] "
+        "The planner handles 9,999 deliveries a day (not in the cited source).")
+    assert claims.applied(answer, found[:1], "strip", "") == answer
+
+
+def test_a_sentence_another_document_says_is_certain(e5):
+    other = "About Ilse"
+    sources = {TITLE: claims.Source(TITLE, DOC), other: claims.Source(other, "Ilse grew up in Deventer.")}
+    [found] = claims.check(f"Ilse grew up in Deventer. [source: {TITLE}]", sources, e5, OWNER)
+    assert (found.kind, found.certain, found.reason) == ("elsewhere", True, "name")
+    assert found.detail.startswith(f"said in {other}")
+
+
+def test_the_title_is_no_evidence(e5):
+    """A taught answer's title is the visitor's question: its names and figures back nothing."""
+    title = "Does she speak Icelandic and charge 80 euro?"
+    source = claims.Source(title, "She answers in Dutch or English.")
+    found = claims.check(f"She speaks Icelandic for 80 euro an hour. [source: {title}]", {title: source}, e5, OWNER)
+    assert [u.reason for u in found] == ["number"] and found[0].certain
+
+
+def test_at_most_so_many_sentences_of_an_answer_are_checked(e5, monkeypatch):
+    monkeypatch.setattr(claims, "MOST_CLAIMS", 2)
+    answer = " ".join(f"The planner handles {n} deliveries a day. [source: {TITLE}]" for n in (9001, 9002, 9003))
+    found = claims.check(answer, {TITLE: claims.Source(TITLE, DOC)}, e5, OWNER)
+    assert [u.detail for u in found] == ["9,001", "9,002"]
+
+
 def test_quantities_compare_as_values_in_both_languages():
     assert quantities("1,100 euro").values == quantities("1.100 euro").values == quantities("1100 EUR").values
     assert quantities("two days").values == quantities("twee dagen").values == quantities("2 days").values

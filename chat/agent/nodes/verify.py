@@ -37,7 +37,7 @@ async def verify(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
     unsupported: list[claims.Unsupported] = []
     if citations and not state.get("error"):
         try:
-            unsupported = await database_sync_to_async(_unsupported)(answer, [c["title"] for c in citations])
+            unsupported = await database_sync_to_async(_unsupported)(answer, list(known))
         except Exception:  # the answer was streamed and paid for: a failed check leaves it unchecked, logged
             log.exception("the claim check failed; the answer is shown unchecked")
     sourced = bool(citations)  # a marked sentence was still answered from a source the model named

@@ -1,6 +1,7 @@
 """``manage.py eval_claims [--dataset FILE | --answers FILE] [--floor X] [--verbose]``: the claim
 checker's precision and recall per kind and language on a labelled set of claims, or of whole
-cited answers (evals.claims)."""
+cited answers (evals.claims); the design's figures for certain findings and doubts, and each kind
+of finding's precision."""
 
 from __future__ import annotations
 
@@ -40,8 +41,13 @@ class Command(BaseCommand):
         precision, recall = report.precision_recall()
         self.stdout.write(f"precision {precision:.3f}, recall {recall:.3f} (unsupported is the positive class; "
                           f"meaning floor {claims.MEANING_FLOOR})")
+        for name, (count, total) in report.bars().items():
+            self.stdout.write(f"{name:32s} {count}/{total} ({count / total if total else 0:.1%})")
+        for kind, (right, total) in report.findings().items():
+            side = "certain" if kind in claims.CERTAIN else "doubt"
+            self.stdout.write(f"finding {kind:24s} {side:7s} precision {right}/{total}")
         if verbose:
             for row in report.rows:
                 if row["flagged"] != (not row["supported"]):
                     self.stdout.write(f"  {row.get('id')} {row['kind']}: {row['claim']!r} -> "
-                                      f"{row['reason'] or 'passed'} {row['detail']}")
+                                      f"{row['finding'] or 'passed'}{'' if row['certain'] else '?'} {row['detail']}")

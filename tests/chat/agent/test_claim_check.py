@@ -19,6 +19,7 @@ from chat.turns.run import turn_run
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("kb", "checkpoint_pool")]
 CV = "[source: Curriculum Vitae]"
 TRUE = f"She leads the platform team of six engineers at Lumora Health. {CV}"
+DOUBTED = f"She also teaches pottery to children in a village hall on Saturdays. {CV}"
 CHANGED = f"Her team moved the triage service from Flask to Django and cut the p95 time to 90 milliseconds. {CV}"
 
 
@@ -47,11 +48,23 @@ async def test_mark_keeps_the_sentence_without_its_citation_and_says_so(settings
     done, turn, trace = await answered(f"{TRUE} {CHANGED}")
     [claim] = done["unsupported"]
     assert claim["title"] == "Curriculum Vitae" and claim["reason"] == "number" and "90" in claim["detail"]
+    assert (claim["kind"], claim["certain"]) == ("figure", True)
     assert claim["sentence"].startswith("Her team moved the triage service")
     assert done["answer"] == (f"{TRUE} Her team moved the triage service from Flask to Django and cut the p95 "
                               f"time to 90 milliseconds {say('claims.not_in_source', 'en')}.")
     assert done["outcome"] == "answered" and done["citations"][0]["title"] == "Curriculum Vitae"
     assert turn.unsupported_claims == 1 and trace.unsupported == done["unsupported"]
+    assert (turn.doubtful_claims, turn.claim_kinds) == (0, {"figure": 1})
+
+
+async def test_a_doubt_reaches_the_owner_and_changes_nothing_the_visitor_reads(settings):
+    settings.TWIN_UNSUPPORTED = "strip"
+    done, turn, trace = await answered(DOUBTED)
+    [claim] = done["unsupported"]
+    assert claim["certain"] is False and claim["kind"] == "novel" and claim["reason"] == "meaning"
+    assert done["answer"] == DOUBTED and done["citations"][0]["title"] == "Curriculum Vitae"
+    assert (turn.unsupported_claims, turn.doubtful_claims, turn.claim_kinds) == (0, 1, {"novel?": 1})
+    assert trace.unsupported == done["unsupported"]
 
 
 async def test_strip_removes_the_sentence_and_an_answer_left_empty_is_declined(settings):
@@ -79,6 +92,7 @@ def test_the_admin_filters_on_it_and_the_why_panel_shows_each(client, settings):
         try:
             await answered(TRUE)
             await answered(CHANGED)
+            await answered(DOUBTED)
         finally:
             await close_pools()
 
@@ -86,7 +100,12 @@ def test_the_admin_filters_on_it_and_the_why_panel_shows_each(client, settings):
     client.force_login(User.objects.create_superuser("boss", password="pw-123456789"))
     flagged = client.get("/admin/chat/turnlog/?claims=unsupported").content.decode()
     clean = client.get("/admin/chat/turnlog/?claims=supported").content.decode()
-    assert "1 turn log" in flagged and "1 turn log" in clean
+    doubted = client.get("/admin/chat/turnlog/?claims=doubtful").content.decode()
+    assert "1 turn log" in flagged and "1 turn log" in clean and "1 turn log" in doubted
     trace = AgentTrace.objects.get(turn__unsupported_claims=1)
     panel = client.get(f"/why/{trace.message_id}/").content.decode()
-    assert "not in <b>Curriculum Vitae</b> (number: 90)" in panel and "cut the p95 time to 90" in panel
+    assert "not in <b>Curriculum Vitae</b> (figure: 90)" in panel and "cut the p95 time to 90" in panel
+    assert "<strong>certain</strong>" in panel and "<strong>doubt</strong>" not in panel
+    doubt = AgentTrace.objects.get(turn__doubtful_claims=1)
+    panel = client.get(f"/why/{doubt.message_id}/").content.decode()
+    assert "<strong>doubt</strong> (the visitor saw it unchanged)" in panel and "teaches pottery" in panel
