@@ -33,12 +33,13 @@ class Observation:
     error: str = ""
     trace_id: int | None = None
     cost_usd: Decimal = Decimal("0")
-    unsupported: int = 0  # cited sentences the claim check did not find in their source
+    unsupported: int = 0  # cited sentences the claim check did not find in their source (certain)
+    doubtful: int = 0  # cited sentences the claim check doubts (the visitor's text unchanged)
 
     def as_dict(self) -> dict:
         return {"outcome": self.outcome, "answer": self.answer[:2000], "citations": self.citations,
                 "tools": self.tools, "approval": self.approval, "error": self.error,
-                "unsupported": self.unsupported}
+                "unsupported": self.unsupported, "doubtful": self.doubtful}
 
 
 @dataclass

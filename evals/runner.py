@@ -82,6 +82,7 @@ class SuiteResult:
         if self.suite in ("answers", "tools", "tasks"):
             # answers with a cited sentence their source does not say (knowledge.claims)
             metrics["unsupported"] = sum(1 for r in self.results if r.observation and r.observation.unsupported)
+            metrics["doubtful"] = sum(1 for r in self.results if r.observation and r.observation.doubtful)
         if self.suite == "answers":
             # cross-lingual (the fact only in the other language) and declines, each counted apart
             for kind in ("cross", "decline"):
@@ -135,6 +136,7 @@ def observe(result: TurnResult, earlier_cost: Decimal = Decimal("0")) -> Observa
         trace_id=trace.pk if trace is not None else None,
         cost_usd=earlier_cost + (turn.cost_usd if turn is not None else Decimal("0")),
         unsupported=turn.unsupported_claims if turn is not None else 0,
+        doubtful=turn.doubtful_claims if turn is not None else 0,
     )
 
 

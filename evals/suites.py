@@ -157,7 +157,8 @@ def run_report(result: SuiteResult, run: EvalRun) -> list[str]:
         extra = "".join(f"; {label} {metrics[key]}" for key, label in (("cross", "cross-lingual"),
                                                                         ("decline", "declines")) if key in metrics)
     if "unsupported" in metrics:
-        extra += f"; answers with an unsupported claim {metrics['unsupported']}"
+        extra += (f"; answers with an unsupported claim {metrics['unsupported']}, "
+                  f"with a doubtful one {metrics.get('doubtful', 0)}")
     lines.append(
         f"{result.suite}: {result.passed_count}/{len(result.results)} = {result.score:.3f} "
         f"(threshold {dataset.threshold:.2f}) {'PASS' if result.passed else 'FAIL'}; by language: {langs}{extra}; "

@@ -87,7 +87,8 @@ _cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
 
 # each kind of finding: the coarse reason it is shown with, and whether it is certain
 KINDS = {
-    "figure": "number",  # a number, amount, date or month the document does not write
+    "figure": "number",  # a figure the document does not write (in its language, or counting the same)
+    "new-figure": "number",  # the same, in the other language than the document, which counts no such thing
     "rate": "number",  # the document's figure, per another period
     "name": "name",  # a name the document never writes, in either language
     "elsewhere": "",  # another document of the owner says it, the cited one does not (its reason: what
@@ -104,6 +105,12 @@ KINDS = {
     "binding": "combination",  # two names the document binds to other names
 }
 CERTAIN = frozenset({"figure", "name", "elsewhere"})
+# what the cited document does not write at all: said by another document, it was cited wrongly (a
+# finding where the cited document speaks of the same, a negation or a combination, is not)
+ABSENT = frozenset({"new-figure", "novel", "added", "far"})
+_COUNTED = re.compile(r"[\d][\d.,]*%?|[€$£]|[^\W\d_][\w'-]*")
+_UNIT_WORDS = {"€": "euro", "eur": "euro", "euros": "euro", "$": "dollar", "£": "pound", "%": "percent",
+               "procent": "percent", "per": "", "percentage": "percent"}
 
 
 @dataclass(frozen=True)
@@ -172,11 +179,51 @@ def check(answer: str, sources: dict[str, Source], embedder: Embedder, owner: st
         if all(v is not None for v in verdicts):
             base, detail = verdicts[0]
             kind, certain = base, all(v[0] in CERTAIN for v in verdicts)
-            other = _elsewhere(text, vector, titles, sources, embedder=embedder, owner=owner)
+            other = _elsewhere(text, vector, titles, sources, embedder=embedder, owner=owner) \
+                if all(v[0] in ABSENT | CERTAIN for v in verdicts) else ""
             if other:  # what the model read in one document and cited another for
                 kind, detail, certain = "elsewhere", f"said in {other} ({base}: {detail})", True
             found.append(Unsupported(text, titles[0], KINDS[base], detail, written, kind, certain))
     return found
+
+
+def changed_figure(claim: str, body: str) -> bool:
+    """Whether a figure of the claim the document lacks counts what the document counts with another
+    figure: the same unit after it ("6 engineers" where it says "9 engineers"), the same currency or
+    percentage, a year where it gives other years, a month where it names other months. A figure of
+    something the document never
+    counts (and a unit written in the other language) is no such change."""
+    said, written = _counted(claim), _counted(body)
+    values = {v for _, v in written}
+    months = quantities(claim).months - quantities(body).months
+    return any(value not in values and any(u == unit and w != value for u, w in written)
+               for unit, value in said if unit) or bool(months and quantities(body).months)
+
+
+def _counted(text: str) -> set[tuple[str, float]]:
+    """(unit, value) of each figure of a text: the unit is the first word after it that is no
+    function word or figure (its first five letters), a currency before it or "percent", "year" for
+    a year alone; "" when none."""
+    tokens = _COUNTED.findall(text.lower())
+    out = set()
+    for i, token in enumerate(tokens):
+        values = quantities(token.rstrip("%")).values
+        if not values or token in _UNIT_WORDS:
+            continue
+        [value] = values if len(values) == 1 else [max(values)]
+        after = tokens[i + 1] if i + 1 < len(tokens) else ""
+        before = tokens[i - 1] if i else ""
+        if token.endswith("%") or after in ("%", "percent", "procent"):
+            unit = "percent"
+        elif before in ("€", "$", "£"):
+            unit = _UNIT_WORDS[before]
+        else:  # the first word after it that is no function word or figure, within three ("six to ten weeks")
+            unit = next((_UNIT_WORDS.get(w, w[:5]) for w in tokens[i + 1:i + 4]
+                         if not quantities(w).values and w not in topics.STOP_WORDS), "")
+        if value.is_integer() and 1900 <= value <= 2100 and unit not in ("euro", "dollar", "pound", "percent"):
+            unit = "year"
+        out.add((unit, value))
+    return out
 
 
 def _elsewhere(claim: str, vector: _Lazy, titles: list[str], sources: dict[str, Source], *, embedder: Embedder,
@@ -281,8 +328,12 @@ def _judge(claim: str, vector: _Lazy, source: Source, embedder: Embedder,
     """Why ``source`` does not support ``claim``, or None when it does."""
     quoted = [sentence for sentence in source.sentences if _quoted(claim, sentence)]
     missing = quantities(claim).missing_from(source.quantities)
+    across = detect_language(claim) != source.language  # its words cannot be the document's
     if missing:
-        return "figure", ", ".join(missing)
+        # certain when the document counts the same thing with another figure, or writes in the claim's
+        # language no such figure at all; across languages a figure may be written in words not read
+        certain = not across or changed_figure(claim, source.body)
+        return "figure" if certain else "new-figure", ", ".join(missing)
     for value, period in sorted(rates(claim)):
         given = {p for v, p in source.rates if v == value}
         if given and period not in given:  # the document's figure, per another period
@@ -301,7 +352,6 @@ def _judge(claim: str, vector: _Lazy, source: Source, embedder: Embedder,
     dropped = negation_dropped(claim, source)
     if dropped:
         return "negation-dropped", f"the document: {dropped[:120]}"
-    across = detect_language(claim) != source.language  # its words cannot be the document's
     novel = None if across else _novel(claim, owner, source, named)
     if novel:
         return novel[0], f"words the document does not write: {', '.join(novel[1])}"

@@ -61,6 +61,7 @@ def test_every_suite_with_the_offline_provider_meets_its_threshold(capsys):
     checked = TurnLog.objects.exclude(assistant_message__citations=[])
     assert checked.count() >= 40
     assert list(checked.filter(unsupported_claims__gt=0).values_list("trace__unsupported", flat=True)) == []
+    assert list(checked.filter(doubtful_claims__gt=0).values_list("trace__unsupported", flat=True)) == []  # nor doubted
 
 
 def test_a_fake_gemini_over_http_under_failure_injection_meets_every_threshold_and_catches_a_broken_change(

@@ -100,6 +100,19 @@ def test_a_figure_or_name_the_document_lacks_is_certain_and_the_rest_is_doubt(se
     assert found.as_event()["certain"] is certain and found.as_event()["kind"] == kind
 
 
+def test_a_figure_is_changed_when_the_document_counts_the_same_thing_otherwise():
+    assert claims.changed_figure("a team of nine engineers", "The team of six engineers.")
+    assert claims.changed_figure("she paid 70 euro", "The course costs €80.")
+    assert claims.changed_figure("since 2019", "She has worked there since 2021.")
+    assert not claims.changed_figure("she keeps nine cats", "The team of six engineers.")
+    assert not claims.changed_figure("een team van negen ontwikkelaars", "The team of six engineers.")
+
+
+def test_a_figure_in_the_other_language_the_document_does_not_count_is_a_doubt(e5):
+    [found] = check("Ze heeft drie katten.", e5)
+    assert (found.kind, found.certain, found.reason) == ("new-figure", False, "number")
+
+
 def test_a_doubt_changes_nothing_the_visitor_reads(e5):
     answer = (f"She is looking for a permanent position. [source: {TITLE}] "
               f"The planner handles 9,999 deliveries a day. [source: {TITLE}]")
