@@ -4,11 +4,13 @@ passage. Word overlap cannot find "How many machines did he ship?" in "62 machin
 the model can.
 
 Sentence vectors are cached per process (a knowledge base holds a few thousand sentences at
-most; the cache is bounded and simply cleared when full). Per process only: each serving
+most; the cache is bounded, the least recently used dropped first). Per process only: each serving
 process warms its own.
 """
 
 from __future__ import annotations
+
+from collections import OrderedDict
 
 import numpy as np
 
@@ -17,7 +19,7 @@ from knowledge.translation import CACHE_LIMIT, cached_vectors
 
 __all__ = ["nearest", "similarities", "warm"]
 
-_cache: dict[tuple[str, str], np.ndarray] = {}
+_cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
 
 
 def warm() -> int:
