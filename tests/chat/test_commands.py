@@ -4,6 +4,7 @@ import json
 import logging
 import subprocess
 import sys
+from collections import OrderedDict
 from pathlib import Path
 
 import pytest
@@ -47,7 +48,7 @@ def test_ask_embeds_the_vocabulary_as_a_serving_process_does(kb, capsys, monkeyp
     # else its one search finds the vocabulary not yet embedded and goes without translations
     from knowledge import translation
 
-    monkeypatch.setattr(translation, "_vocabularies", {})
+    monkeypatch.setattr(translation, "_vocabularies", OrderedDict())
     ready_at_search: list[bool] = []
     original = translation.translations
 

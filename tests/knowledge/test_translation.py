@@ -166,3 +166,24 @@ def test_a_failing_model_costs_the_search_its_translations_not_its_answer(monkey
     assert query.translations("Does he speak German to his visitors?") == []
     assert "not translated" in caplog.text
     assert "duits" in query._question_words("Does he speak German to his visitors?")  # listed, still searched
+
+
+def test_the_vector_cache_drops_the_least_recently_used_not_everything(monkeypatch):
+    from collections import OrderedDict
+
+    import numpy as np
+
+    class Counting:
+        name = "counting"
+        made: list[str] = []
+
+        def passages(self, texts):
+            self.made.extend(texts)
+            return [np.ones(2) * len(t) for t in texts]
+
+    monkeypatch.setattr(translation, "CACHE_LIMIT", 2)
+    cache, embedder = OrderedDict(), Counting()
+    translation.cached_vectors(cache, embedder, ["a", "bb"])
+    translation.cached_vectors(cache, embedder, ["a"])  # used again: kept
+    translation.cached_vectors(cache, embedder, ["ccc"])  # full: "bb" goes, not the whole cache
+    assert list(cache) == [("counting", "a"), ("counting", "ccc")] and embedder.made == ["a", "bb", "ccc"]

@@ -19,7 +19,7 @@ from chat.turns.run import turn_run
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("kb", "checkpoint_pool")]
 CV = "[source: Curriculum Vitae]"
 TRUE = f"She leads the platform team of six engineers at Lumora Health. {CV}"
-DOUBTED = f"She also teaches pottery to children in a village hall on Saturdays. {CV}"
+DOUBTED = f"She also restores old sailing boats with her neighbours in a shed near the harbour. {CV}"
 CHANGED = f"Her team moved the triage service from Flask to Django and cut the p95 time to 90 milliseconds. {CV}"
 
 
@@ -108,4 +108,4 @@ def test_the_admin_filters_on_it_and_the_why_panel_shows_each(client, settings):
     assert "<strong>certain</strong>" in panel and "<strong>doubt</strong>" not in panel
     doubt = AgentTrace.objects.get(turn__doubtful_claims=1)
     panel = client.get(f"/why/{doubt.message_id}/").content.decode()
-    assert "<strong>doubt</strong> (the visitor saw it unchanged)" in panel and "teaches pottery" in panel
+    assert "<strong>doubt</strong> (the visitor saw it unchanged)" in panel and "restores old sailing boats" in panel

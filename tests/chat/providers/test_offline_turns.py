@@ -4,6 +4,8 @@ call and what the answer must and must not say."""
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
 import pytest
 from channels.db import database_sync_to_async
 
@@ -158,7 +160,7 @@ async def test_sentences_embedded_at_start_leave_the_first_turns_nothing_to_embe
     from knowledge.embedders import get_embedders
 
     primary = get_embedders()[0]
-    monkeypatch.setattr(dense, "_cache", {})
+    monkeypatch.setattr(dense, "_cache", OrderedDict())
     warmed = await database_sync_to_async(dense.warm)()
     assert warmed > 50 and len(dense._cache) == warmed
     calls = primary.passage_calls
