@@ -19,7 +19,8 @@ LIMIT = 0.6
 # in the order they were written; the sets written together (claims and answers) come as one
 DEVELOPMENT = [("claims.jsonl",), ("claims_holdout.jsonl",),
                ("claims_answers_holdout.jsonl", "claims_holdout_b.jsonl")]
-ORDER = [*DEVELOPMENT, ("claims_holdout_c.jsonl", "claims_answers_holdout_c.jsonl")]
+ORDER = [*DEVELOPMENT, ("claims_holdout_c.jsonl", "claims_answers_holdout_c.jsonl"),
+         ("claims_holdout_d.jsonl", "claims_answers_holdout_d.jsonl")]
 
 
 def generations() -> list[tuple[str, ...]]:
