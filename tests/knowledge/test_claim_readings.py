@@ -12,7 +12,7 @@ from text.numbers import rates
 
 
 def _names(claim: str) -> list[str]:
-    from knowledge.claims import _names
+    from knowledge.claims.readings import names_in as _names
 
     return _names(claim, "Ilse Voskuil")
 

@@ -39,7 +39,6 @@ from __future__ import annotations
 import functools
 import re
 from collections import OrderedDict
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -48,22 +47,20 @@ from knowledge import claim_vectors
 from knowledge.bindings import bound_elsewhere
 from knowledge.cited import (
     Source,
-    clauses,
     governed_kept,
-    has_name_in,
     negates,
-    negates_against,
     negation_dropped,
     opposed,
     stems,
     translated_away,
 )
+from knowledge.claims.readings import apart_names, names_in, quotes_sentence, reverses, sense_of
 from knowledge.embedders import Embedder
 from knowledge.translation import cached_vectors
 from text import topics
 from text.language import detect_language
 from text.lexicon import shared
-from text.numbers import SCALED, quantities, rates, shown
+from text.numbers import quantities, rates, shown
 from text.sentences import split_sentences
 from text.topics import owner_references
 
@@ -329,7 +326,7 @@ def _novel(claim: str, owner: str, source: Source, named: list[str]) -> tuple[st
 def _judge(claim: str, vector: _Lazy, source: Source, embedder: Embedder,
            owner: str) -> tuple[str, str] | None:
     """Why ``source`` does not support ``claim``, or None when it does."""
-    quoted = [sentence for sentence in source.sentences if _quoted(claim, sentence)]
+    quoted = [sentence for sentence in source.sentences if quotes_sentence(claim, sentence)]
     missing = quantities(claim).missing_from(source.quantities)
     across = detect_language(claim) != source.language  # its words cannot be the document's
     if missing:
@@ -341,7 +338,7 @@ def _judge(claim: str, vector: _Lazy, source: Source, embedder: Embedder,
         given = {p for v, p in source.rates if v == value}
         if given and period not in given:  # the document's figure, per another period
             return "rate", f"{shown(value)} per {period}; the document: per {', '.join(sorted(given))}"
-    named = _names(claim, owner)
+    named = names_in(claim, owner)
     names = translated_away(claim, [n for n in named if not source.has_name(n)], source.phrase_text, source.words,
                              named)
     if names:
@@ -358,6 +355,13 @@ def _judge(claim: str, vector: _Lazy, source: Source, embedder: Embedder,
     novel = None if across else _novel(claim, owner, source, named)
     if novel:
         return novel[0], f"words the document does not write: {', '.join(novel[1])}"
+    return _contradiction(claim, vector, source, embedder, named, across=across)
+
+
+def _contradiction(claim: str, vector: _Lazy, source: Source, embedder: Embedder, named: list[str], *,
+                   across: bool) -> tuple[str, str] | None:
+    """Why the text nearest to ``claim`` contradicts it, or places its names apart, or None:
+    what ``_judge`` asks once the claim's figures, names and words are all the document's."""
     scores, lexical = _nearness(claim, vector, source, embedder, named)
     order = np.argsort(-scores, kind="stable")
     best = source.pieces[int(order[0])][1]
@@ -368,10 +372,10 @@ def _judge(claim: str, vector: _Lazy, source: Source, embedder: Embedder,
     same = [int(i) for i in order if source.pieces[int(i)][1] == best]
     piece = max(same, key=lambda i: (source.pieces[i][0] != source.sentences[best], scores[i]))
     text = source.pieces[piece][0]
-    sense = _sense(claim, text, across)
+    sense = sense_of(claim, text, across)
     if sense is not None and scores[piece] >= (NEGATION_OVERLAP if lexical else NEGATION_NEAR) \
             and sense != source.negated[text] \
-            and _reverses(claim, text, sense, listed=source.sentences[best] in source.listed):
+            and reverses(claim, text, sense, listed=source.sentences[best] in source.listed):
         return "negation", f"nearest: {text[:120]}"
     # and the other one of a pair, in that clause ("lower" and "increased" of two things in one
     # sentence are no opposites)
@@ -382,121 +386,10 @@ def _judge(claim: str, vector: _Lazy, source: Source, embedder: Embedder,
     kept = "" if across else governed_kept(claim, source, nearest)
     if kept:
         return "governed", f"the document: {kept[:120]}"
-    apart = _apart(claim, named, across, source, nearest)
+    apart = apart_names(claim, named, across, source, nearest)
     if apart:
         return "apart", f"{', '.join(apart)}: in the document, not beside what the claim says"
     unbound = bound_elsewhere(claim, named, source)
     if unbound:
         return "binding", f"{' / '.join(unbound)}: bound to other names in the document"
     return None
-
-
-def _apart(claim: str, named: list[str], across: bool, source: Source, nearest: list[int]) -> list[str]:
-    """The claim's names and numbers that the document holds, but not beside what the claim says:
-    true facts of the document put together wrongly (an employer placed in the city of another job,
-    two figures of a recipe's oven and its weights read as a count of orders).
-
-    Each must stand in the sentences nearest the claim in meaning (with those next to them in
-    their paragraph, and what their sections are about: the headings above them). A number may
-    also stand in a sentence (or next to one) that shares a word with what the claim writes beside
-    it: a claim may join two figures of one document. A claim in the other language than the
-    document is read by its names only: its words cannot place a number. (Names placed by the
-    words beside them were measured and dropped: three words either side place a wrong city.)
-    ``named``: the claim's names; ``across``: the claim is in the other language."""
-    # across languages the model places a claim less surely: the sentences next to the nearest
-    # count whatever their paragraph
-    window = source.beside(set(nearest), within_paragraph=not across)
-    about = " ".join(source.section[j] for j in sorted(set(nearest)))  # the nearest sentences' sections
-    words = set().union(*(source.section_words[j] for j in set(nearest)), *(source.near_words[j] for j in window))
-    # a translated institution or field counts only where these sentences write it
-    text = f" {' '.join(w for j in sorted(window) for w in source.sentence_words[j])} "
-    names = [n for n in translated_away(claim, named, text, words) if not has_name_in(words, n)]
-    near = quantities(about).union(*(source.near_quantities[j] for j in source.beside(set(nearest))))
-    values = quantities(claim).values - near.values
-    if across:
-        return names
-    tokens = claim.split()
-    apart = names
-    for value in sorted(values):
-        holding = {j for j, q in enumerate(source.near_quantities) if value in q.values}
-        if not _placed(tokens, lambda token, v=value: v in quantities(token).values, source, holding, values):
-            apart.append(shown(value))
-    return apart
-
-
-def _placed(tokens: list[str], written: Callable[[str], bool], source: Source, holding: set[int],
-            unplaced: frozenset[float]) -> bool:
-    """Whether a sentence that holds a name or number (``holding``), or one next to it in its
-    paragraph, shares a content word or another figure with the three words either side of where
-    the claim writes it (``written``: whether a token writes it); figures not placed themselves
-    (``unplaced``) place nothing."""
-    beside: set[str] = set()
-    figures: set[float] = set()
-    for i, token in enumerate(tokens):
-        if written(token):
-            around = " ".join(tokens[max(0, i - 3):i + 4])
-            beside |= stems(around)
-            figures |= quantities(around).values - unplaced
-    return any(beside & source.sentence_stems[j] or figures & source.near_quantities[j].values
-               for j in source.beside(holding))
-
-
-def _names(claim: str, owner: str) -> list[str]:
-    """The names a claim states: capitalised words inside it (not its first word), acronyms and
-    words with digits, days among them; not the owner's name or pronouns, months or function
-    words."""
-    # days are names: one the source lacks is flagged ("on Mondays" where it says "donderdag"), in
-    # the other language through text.counterparts.phrase_groups
-    skip = owner_references(owner) | shared().words("calendar.months")
-    lead = _ATTRIBUTION.match(claim)  # "According to her CV, ...": where it read, no name of the claim's
-    found = []
-    for match in _NAME.finditer(claim):  # a sentence's first word is capitalised anyway
-        if (lead and match.start() < lead.end()) or SCALED.fullmatch(match.group(0)):
-            continue  # a lead-in's word, or thousands ("12K", read as a number)
-        word = match.group(0).strip("'\u2019-").removesuffix("'s").removesuffix("\u2019s")
-        if "-" in word:  # "S5-code", "MIT-licentie": the part that names ("1-in-7": none)
-            parts = [p for p in word.split("-") if any(c.isupper() for c in p)
-                     or (any(c.isdigit() for c in p) and any(c.isalpha() for c in p))]
-            if len(parts) != 1:
-                parts = [word] if not any(p.isdigit() for p in word.split("-")) else []
-            if not parts:
-                continue
-            word = parts[0]
-        lower = word.lower()
-        if len(lower) < 2 or lower in skip or lower in topics.STOP_WORDS or lower in found:
-            continue
-        found.append(word)
-    return found
-
-
-def _quoted(claim: str, sentence: str) -> bool:
-    """The claim holds the sentence word for word (the offline twin quotes, under its framing and
-    with a list item's bold label): what it says besides must still name and count nothing the
-    document lacks."""
-    said = " ".join(topics.words(sentence))
-    return len(said) >= 12 and said in " ".join(topics.words(claim))
-
-
-def _sense(claim: str, piece: str, across: bool) -> bool | None:
-    """Whether the claim negates what ``piece`` says: a claim whose clauses differ in sense ("he
-    does not bake bread, but he does roast coffee") by its clause that shares the most words
-    with the piece; None when no one clause does (or the claim is in the other language than the
-    document, ``across``)."""
-    parts = clauses(claim)
-    if not parts or len({negates(c) for c in parts}) == 1:
-        return negates(claim)
-    if across:
-        return None
-    words = stems(piece)
-    shared = sorted(((len(stems(c) & words), negates(c)) for c in parts), reverse=True)
-    return shared[0][1] if shared[0][0] > shared[1][0] else None
-
-
-def _reverses(claim: str, piece: str, sense: bool, listed: bool) -> bool:
-    """Whether the one of the two that negates negates what the other says: "excluding VAT"
-    beside a fee that names no VAT, or a piece's "without any sugar" beside a claim that says
-    nothing of sugar, reverses nothing (``cited.negates_against``). A negating
-    list's item (``listed``: the piece's sentence is one) negates by its heading."""
-    if sense:
-        return negates_against(claim, piece)
-    return listed or negates_against(piece, claim)
