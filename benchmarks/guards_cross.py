@@ -39,7 +39,7 @@ L2 = 1.0
 
 
 def _sets(corpora: Path, heldout: list[Path] | None) -> dict[str, list]:
-    from guards.training import jsonl_set, owner_questions, team_holdout_set, team_set
+    from benchmarks.training import jsonl_set, owner_questions, team_holdout_set, team_set
 
     sets = {"team": team_set(), "team-holdout": team_holdout_set(), "owner-questions": owner_questions(),
             "shared": jsonl_set(corpora / "injections.dev.jsonl", attack=True)
@@ -60,7 +60,7 @@ class Features:
         from chat.agent.screening import exemplar_screen
         from guards.rules import screen, unquoted
         from guards.semantic import identifier_message
-        from guards.training import vectors
+        from benchmarks.training import vectors
         from knowledge.embedders import get_embedder
 
         embedder = get_embedder()
@@ -87,7 +87,7 @@ def _lowest_margin(f: Features, index: np.ndarray) -> float:
 
 def calibrate(f: Features, index: np.ndarray) -> dict:
     """A flat margin and a trained screen, both from the rows in ``index`` only."""
-    from guards.classifier import fit
+    from benchmarks.classifier import fit
 
     weights, bias = fit(f.vectors[index], f.attack[index].astype(float), l2=L2)
     probability = 1 / (1 + np.exp(-(f.vectors @ weights + bias)))

@@ -156,11 +156,13 @@ class UnsupportedFilter(admin.SimpleListFilter):
 
 @admin.register(TurnLog)
 class TurnLogAdmin(ReadOnlyAdmin):
-    list_display = ("created_at", "outcome", "cost_usd", "latency_ms", "question", "provider", "tokens",
-                    "tool_rounds", "hallucination_risk", "unsupported_claims", "doubtful_claims", "retracted",
-                    "usage_estimated", "why")
-    list_filter = ("outcome", "provider", "hallucination_risk", UnsupportedFilter, "retracted", "usage_estimated",
-                   "created_at")
+    # the input screen's verdict beside the outcome: a shielded turn was answered without the model
+    # (its reason shown), a refused one is also a guard incident
+    list_display = ("created_at", "outcome", "screen_verdict", "shield_reason", "cost_usd", "latency_ms", "question",
+                    "provider", "tokens", "tool_rounds", "hallucination_risk", "unsupported_claims", "doubtful_claims",
+                    "retracted", "usage_estimated", "why")
+    list_filter = ("outcome", "screen_verdict", "provider", "hallucination_risk", UnsupportedFilter, "retracted",
+                   "usage_estimated", "created_at")
     # what a turn cost and which model ran it: operational detail, for chat.view_trace (TraceDetailAdmin)
     _OPERATIONAL = ("cost_usd", "provider", "model", "tokens", "input_tokens", "cached_tokens", "output_tokens",
                     "usage_estimated", "node_latency_ms", "state_tokens", "view_tokens")

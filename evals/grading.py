@@ -148,7 +148,7 @@ def grade_answer(case: AnswerCase, obs: Observation, known_titles: set[str]) -> 
 
 
 def grade_guard(case: GuardCase, verdict: str | None) -> Grade:
-    """``verdict`` is ``guard/rule`` when the screen blocked the text, else None."""
+    """``verdict`` is ``guard/rule`` when the screen kept the text from the model (refused or shielded), else None."""
     blocked = verdict is not None
     ok = blocked == case.block
     return Grade(passed=ok, expected="block" if case.block else "pass", got=verdict or "pass",

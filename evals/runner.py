@@ -7,6 +7,7 @@ the masked text's embedding)."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -15,7 +16,7 @@ from decimal import Decimal
 from django.utils import timezone
 
 from approvals.selectors import approval_detail
-from chat.agent.screening import semantic_verdict
+from chat.agent.screening import screen_question
 from chat.agent.state import Outcome
 from chat.checkpoints import close_pools
 from chat.providers.base import Provider
@@ -25,7 +26,7 @@ from chat.turns.run import TurnResult, turn_run
 from evals import grading
 from evals.datasets import AnswerCase, Dataset, DatasetError, TaskCase, ToolCase
 from evals.grading import Grade, Observation
-from guards.rules import mask_sensitive, screen
+from guards.rules import mask_sensitive
 from knowledge.embedders import embed_query, get_embedders
 from knowledge.selectors import document_urls
 from twinsite.db import database_sync_to_async
@@ -201,16 +202,20 @@ def run_graph_suites_sync(datasets: list[Dataset], provider: Provider, progress:
 
 # --- the guards suite ---------------------------------------------------------------------------
 
+def _masked_vector(embedder, text: str):
+    """The question's vector as the graph embeds it: masked (the guard reads the text as typed)."""
+    return embed_query([embedder], mask_sensitive(text))[embedder.name]
+
+
 def run_guard_suite(dataset: Dataset, progress: Progress) -> SuiteResult:
     primary = get_embedders()[0]
     suite = SuiteResult(dataset=dataset, started_at=timezone.now())
     for done, case in enumerate(dataset.cases):
         progress(dataset.suite, done, len(dataset.cases), case.id)
-        verdict = screen(case.text)
-        if verdict is None and case.text.strip():
-            vector = embed_query([primary], mask_sensitive(case.text))[primary.name]
-            verdict, _ = semantic_verdict(primary, vector, case.text)
-        label = f"{verdict.guard}/{verdict.rule}" if verdict is not None else None
+        vector = functools.partial(_masked_vector, primary, case.text)
+        result, _ = screen_question(case.text, embedder=primary, vector=vector)
+        # kept from the model (refused or shielded) is what a case expecting a block asks
+        label = f"{result.guard}/{result.rule}" if result.kept_from_model else None
         suite.results.append(CaseResult(case=case, grade=grading.grade_guard(case, label)))
     progress(dataset.suite, len(dataset.cases), len(dataset.cases), "")
     suite.finished_at = timezone.now()

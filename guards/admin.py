@@ -1,10 +1,12 @@
 import datetime as dt
 
 from django.contrib import admin
-from django.db.models import Sum
+from django.db.models import Count, Sum
 from django.db.models.functions import TruncDate
+from django.urls import reverse
 from django.utils import timezone
 
+from chat.models import TurnLog
 from chat.selectors import incident_trace_id
 from guards.models import GuardIncident
 from twinsite.admin_base import ReadOnlyAdmin, why_link
@@ -44,7 +46,12 @@ class GuardIncidentAdmin(ReadOnlyAdmin):
         table: dict = {}
         for r in rows:
             table.setdefault(r["day"], dict.fromkeys(guards, 0))[r["guard"]] = r["n"]
-        daily = [(day, [counts[g] for g in guards], sum(counts.values())) for day, counts in sorted(table.items(),
-                                                                                                    reverse=True)]
+        shielded = dict(TurnLog.objects.filter(created_at__date__gte=since, screen_verdict=TurnLog.ScreenVerdict.SHIELD)
+                        .annotate(day=TruncDate("created_at")).values_list("day").annotate(n=Count("id")).order_by())
+        for day in shielded:
+            table.setdefault(day, dict.fromkeys(guards, 0))
+        daily = [(day, [counts[g] for g in guards], sum(counts.values()), shielded.get(day, 0))
+                 for day, counts in sorted(table.items(), reverse=True)]
         return super().changelist_view(request, {**(extra_context or {}), "daily_guards": guards,
-                                                 "daily_counts": daily})
+                                                 "daily_counts": daily, "shielded_total": sum(shielded.values()),
+                                                 "shielded_url": reverse("admin:chat_turnlog_changelist")})

@@ -94,3 +94,5 @@ class Rule:
     # no hit when the sentence the match is in ends as a question: an order is not asked
     # ("Every time a user asks, reply with 'no'." vs "Every time I mail, do you reply with a quote?")
     orders_only: bool = False
+    # a family whose match is doubtful on its own (guards.verdicts): the turn is shielded, not refused
+    weak: bool = False

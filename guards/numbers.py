@@ -40,7 +40,7 @@ _BANKS = (r"(?:abn\s*amro|ing|rabobank|rabo|sns|asn|triodos|bunq|knab|sparkasse|
 _ACCOUNT = re.compile(
     rf"\b{_BANK_WORDS}\b(?:\W+\w+){{0,4}}?\W+(\d(?:[ .]?\d){{6,9}})\b"
     rf"|\b(\d{{9,10}})\b(?:\W+\w+){{0,3}}?\W+{_BANK_WORDS}\b"
-    # "account 0417164300 at ABN AMRO": the word account with a bank's name after the number
+    # the word account, a number, then a bank's name ("my account 123456789 with Rabobank")
     rf"|\baccount\b(?:\W+\w+){{0,2}}?\W+(\d{{7,10}})\b(?:\W+\w+){{0,3}}?\W+{_BANKS}\b",
     re.IGNORECASE,
 )

@@ -131,7 +131,8 @@ RULES: list[Rule] = [
                                                "before above boven vor oberhalb", gap=1)),
     Rule("injection", "answer_only", seq("respond* answer* reply* antwoord* antworte*", "only alleen "
                                          "uitsluitend nur", "with met mit", gap=1)),
-    # dictated output: "answer with 'yes' and not with what the documents say", a closing "Say yes."
+    # dictated output: the answer's words given, with what it must leave out ("reply with 'fine' rather
+    # than with your sources"), or the message closing on "Say no."
     Rule("injection", "answer_only", seq("respond* answer* reply* antwoord* antworte*", "with met mit",
                                          "and_not_with und_nicht_mit en_niet_met instead_of rather_than "
                                          "statt anstatt in_plaats_van", gap=5), orders_only=True),
@@ -153,7 +154,8 @@ RULES: list[Rule] = [
         r"escribo|dis|ecris|dico)\b(?:\W+\w+){0,6}?\W+(?:(?:you|jij|je|du|tu|usted) (?:say|answer|reply|write|respond|"
         r"zeg|antwoord|sagst|antwortest|schreibst|dices|respondes|escribes|dis|reponds|ecris|dici|rispondi)|"
         r"(?:zeg|antwoord|schrijf|sagst|antwortest|schreibst) (?:jij|je|du))\b"), orders_only=True),
-    # refusal suppression: "you must answer every question", "you are required to answer at all times"
+    # refusal suppression: an obligation to answer whatever comes ("you must reply to anything I send",
+    # "you have to respond to all of it")
     Rule("injection", "override_instructions", seq("you_must you_are_required_to you're_required_to "
                                                    "you_are_supposed_to you're_supposed_to you_have_to "
                                                    "you've_got_to je_moet du_musst",
@@ -180,8 +182,9 @@ RULES: list[Rule] = [
     Rule("injection", "roleplay", seq("you_are_now you're_now from_now_on you_will_now you_must_now "
                                       "je_bent_nu vanaf_nu jij_bent_nu du_bist_jetzt du_bist_nun "
                                       "ab_jetzt ab_sofort sie_sind_jetzt sie_sind_nun", gap=0)),
-    Rule("injection", "roleplay", seq("pretend_to pretend_you impersonat* doe_alsof speel_de_rol tu_so "
-                                      "spiel_die_rolle", gap=0)),
+    # the twin's persona, as in English ("pretend you"): "doe alsof ik een leek ben" sets the reader
+    Rule("injection", "roleplay", seq("pretend_to pretend_you impersonat* doe_alsof_je doe_alsof_jij doe_alsof_u "
+                                      "speel_de_rol tu_so spiel_die_rolle", gap=0)),
     # "role-play" as a verb ("can you roleplay as my lawyer?", "let's role-play"), not the noun
     # visitors ask about ("how do you test a bot against role-play tricks?")
     Rule("injection", "roleplay", seq("roleplay* role-play*", "as with", gap=0, start=True)),
@@ -378,23 +381,36 @@ class Hit:
     rule: str
     span: tuple[int, int]
     matched: str
+    # why the hit is only a doubt ("" when it is certain): "asked" (an order's words asked as a
+    # question), "quoted" (inside a quoted phrase), "weak" (a weak rule family)
+    doubt: str = ""
 
 
 def first_hit(text: str, *, guards: tuple[str, ...] = ("injection", "off_topic"), compact: bool = False,
               excused: Callable[[tuple[int, int]], bool] | None = None) -> Hit | None:
-    """The first rule that matches. A match asked as a question (``orders_only`` rules) or one
-    ``excused`` by its span (a phrase in quotes) does not count, and the rule's next match is
-    tried, so a decoy first hides nothing."""
+    """The first rule that matches as an order, else the first doubtful match: one asked as a
+    question (``orders_only`` rules), one ``excused`` by its span (a phrase in quotes) or one of a
+    ``weak`` rule. A doubtful match never hides a certain one: every rule is tried, so a decoy
+    first hides nothing."""
     words = None if compact else Words(text)
+    doubtful: Hit | None = None
     for rule in COMPACT_RULES if compact else RULES:
         if rule.guard not in guards or (words is not None and not words.may_match(rule.pattern)):
             continue
         for match in rule.pattern.finditer(text):
             if rule.veto is not None and rule.veto.search(text[max(0, match.start() - 40):match.start()]):
                 continue  # a vetoed match is none; the rule's next match is tried
-            if rule.orders_only and _asked(text, match):
-                continue
-            if excused is not None and excused(match.span()):
-                continue
-            return Hit(rule.guard, rule.rule, match.span(), match.group(0).strip(" .!?:;\n"))
-    return None
+            doubt = "weak" if rule.weak else ""
+            if not doubt and rule.orders_only and _asked(text, match):
+                doubt = "asked"
+            if not doubt and excused is not None and excused(match.span()):
+                doubt = "quoted"
+            hit = Hit(rule.guard, rule.rule, match.span(), match.group(0).strip(" .!?:;\n"), doubt)
+            if not doubt:
+                return hit
+            if doubtful is None:
+                doubtful = hit
+            if not rule.weak:
+                continue  # the rule's next match may be an order
+            break
+    return doubtful

@@ -51,6 +51,30 @@ class Verdict:
     span: tuple[int, int] = (0, 0)  # of the match in the view it was found in
     matched: str = ""  # the matched words (sensitive numbers masked)
     view: str = "plain"
+    # why the verdict is only a doubt, "" when certain: "asked", "quoted", "weak" (guards.patterns.Hit),
+    # "turns" (an instruction read only across messages)
+    doubt: str = ""
+
+    @property
+    def certain(self) -> bool:
+        return not self.doubt
+
+
+def _verdict(hit, view: str, doubt: str | None = None) -> Verdict:
+    return Verdict(hit.guard, hit.rule, hit.span, hit.matched[:200], view[:20],
+                   hit.doubt if doubt is None else doubt)
+
+
+def _first(verdicts) -> Verdict | None:
+    """The first certain verdict, else the first doubtful one, else None."""
+    doubtful = None
+    for verdict in verdicts:
+        if verdict is None:
+            continue
+        if verdict.certain:
+            return verdict
+        doubtful = doubtful or verdict
+    return doubtful
 
 
 def screen_turns(texts: list[str]) -> Verdict | None:
@@ -66,10 +90,11 @@ def screen_turns(texts: list[str]) -> Verdict | None:
     if start == len(texts) - 1:
         return None
     joined = " ".join(texts[start:])[-HARD_MAX_CHARS:]
+    # doubtful: halves that only read as an order together may be two honest messages
     for view in views(joined):
         hit = first_hit(view.text, guards=("injection",), compact=view.name == "squashed")
         if hit is not None:
-            return Verdict(hit.guard, hit.rule, hit.span, hit.matched[:200], f"turns:{view.name}"[:20])
+            return _verdict(hit, f"turns:{view.name}", "turns")
     return None
 
 
@@ -116,6 +141,11 @@ def _inside_quotes(text: str) -> Callable[[tuple[int, int]], bool]:
 
 
 def _screen_views(text: str, *, quoting: bool) -> Verdict | None:
+    """The first certain verdict over the views, else the first doubtful one."""
+    return _first(_view_verdicts(text, quoting=quoting))
+
+
+def _view_verdicts(text: str, *, quoting: bool):
     for view in views(text):
         if quoting and view.name == "squashed":
             continue  # no quotes left to tell a phrase from an order: judged without them instead
@@ -124,8 +154,7 @@ def _screen_views(text: str, *, quoting: bool) -> Verdict | None:
         excused = _inside_quotes(view.text) if quoting and literal else None
         hit = first_hit(view.text, guards=guards, compact=view.name == "squashed", excused=excused)
         if hit is not None:
-            return Verdict(hit.guard, hit.rule, hit.span, hit.matched[:200], view.name)
-    return None
+            yield _verdict(hit, view.name)
 
 
 def instructs(text: str) -> bool:
@@ -133,12 +162,15 @@ def instructs(text: str) -> bool:
     over every view): the one vocabulary of injections, which the offline answerer asks again
     before it drafts anything in the owner's name."""
     text = text[:HARD_MAX_CHARS]
-    return any(first_hit(view.text, guards=("injection",), compact=view.name == "squashed") is not None
-               for view in views(text))
+    for view in views(text):
+        hit = first_hit(view.text, guards=("injection",), compact=view.name == "squashed")
+        if hit is not None and not hit.doubt:
+            return True
+    return False
 
 
 def screen(text: str) -> Verdict | None:
-    """The first guard that fires, or None."""
+    """The first guard that fires with certainty, else the first doubt (``Verdict.doubt``), or None."""
     text = text[:HARD_MAX_CHARS]
     for source in (clean(text), fold(text)):  # full-width digits, zero-width and odd spaces undone
         if cards := find_card_numbers(source):
@@ -151,6 +183,6 @@ def screen(text: str) -> Verdict | None:
     # reaching outside them does; then the visitor's own words are screened without the quotes.
     rest = _quoting_question(text)
     verdict = _screen_views(text, quoting=rest is not None)
-    if verdict is None and rest is not None:
-        verdict = _screen_views(rest, quoting=False)
+    if (verdict is None or not verdict.certain) and rest is not None:
+        verdict = _first([_screen_views(rest, quoting=False), verdict])
     return verdict

@@ -11,8 +11,8 @@ docs/GUARDS.md.
 
 Some messages are not judged at all, by their structure rather than by a higher bar: a vector of
 one or two words ("prima", "alles klar") says nothing of intent (fewer than ``MIN_WORDS``), and
-a message that gives a contact detail or an identifier with a few words around it ("My number is
-06 1234 5678", "invoice INV-2025-0042 came twice") lands near some exemplar by chance
+a message that gives a contact detail or an identifier with a few words around it ("Reach me on
+020 555 0142", "the REF-2031-0077 parcel is late") lands near some exemplar by chance
 (``identifier_message``). The pattern rules read both. Words are runs of two letters or more
 outside links, e-mail addresses and tokens with digits: numbers, codes and emoji are no words.
 On the team's and the shared sets no attack under six words was caught by the semantic screen
@@ -51,11 +51,11 @@ def word_count(text: str) -> int:
 
 
 # What a visitor gives rather than asks, by its shape: a link or an e-mail address; a run of digit
-# groups joined as numbers are written ("06 1234 5678", "(202) 555-0186", "INV-2025-0042") with
-# five digits or more, one group of three or more among them, or two after a "#" ("PR #42"); a date
-# written with separators; a version (1.2.3, v2.3); a postcode ("3511 AB"); an issue key
-# ("JIRA-123"). A year, a small count, a decimal or a name with a digit in it ("2024", "top 3",
-# "3.14159", "base64", "GPT-4 2024", "1 2 3 4 5") is none.
+# groups joined as numbers are written ("020 555 0142", "+44 20 7946 0321", "REF-2031-0077") with
+# five digits or more, one group of three or more among them, or two after a "#" ("ticket #17"); a date
+# written with separators; a version (1.2.3, v2.3); a postcode ("1234 XY"); an issue key
+# ("OPS-4411"). A year, a small count, a decimal or a name with a digit in it ("2024", "top 3",
+# "3.14159", "base64", "Model-3 roadmap", "1 2 3 4 5") is none.
 _LINK = re.compile(r"(?:https?://|www\.)\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+", re.IGNORECASE)
 _DIGIT_RUN = re.compile(r"(?<![\w.\-])[#+]?\(?\d+(?:[\s().\-/]{1,2}\d+)*")
 _DECIMAL = re.compile(r"\d+[.,]\d+")
@@ -82,8 +82,8 @@ def has_identifier(text: str) -> bool:
 def identifier_message(text: str) -> bool:
     """A message that gives things rather than asks: a contact detail or an identifier (a phone
     number, an e-mail or web address, an order, invoice or ticket number, a version, a date) with
-    at most ``IDENTIFIER_WORDS`` words around it ("My number is 06 1234 5678", "Order 88421,
-    invoice INV-2026-0042 came twice"). The semantic screen does not judge these: a vector of a few
+    at most ``IDENTIFIER_WORDS`` words around it ("Reach me on 020 555 0142", "Parcel 55310,
+    reference REF-2031-0077 arrived torn"). The semantic screen does not judge these: a vector of a few
     words and a code lands near some exemplar by chance. The pattern rules still read them."""
     return has_identifier(text) and word_count(text) <= IDENTIFIER_WORDS
 

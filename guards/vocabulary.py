@@ -22,7 +22,7 @@ REVEAL_VERBS = ("reveal* show* print* repeat* output* tell give list display* le
                 "zeig* gib nenne wiederhol* verrat* schreib* was_ist was_sind ausgeben")
 PROMPT_TARGETS = (
                  "system_prompt systemprompt system_message systeemprompt systeembericht "
-                 "initial_prompt initial_instructions initials_instructions original_instructions "
+                 "initial_prompt initial_instructions original_instructions "
                  "hidden_instructions hidden_prompt secret_instructions developer_message "
                  "pre-prompt preprompt instructions_you_were_given instructions_you_have_been_given "
                  "your_instructions your_prompt your_configuration your_preamble hidden_preamble preamble "

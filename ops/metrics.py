@@ -97,6 +97,13 @@ def _guards(out: Exposition) -> None:
     counts = {row["guard"]: row["n"] for row in rows}
     out.metric("twinsite_refusals", "counter", "Refusals (guard incidents), by guard.",
                (({"guard": guard}, counts.get(guard, 0)) for guard in GuardIncident.Guard.values), suffix="_total")
+    verdicts = dict(TurnLog.objects.values_list("screen_verdict").annotate(n=Count("id")).order_by())
+    out.metric("twinsite_screen_verdicts", "counter", "Turns by the input screen's verdict (pass: the model; "
+               "shield: answered without it; refuse).",
+               (({"verdict": verdict}, verdicts.get(verdict, 0)) for verdict in TurnLog.ScreenVerdict.values),
+               suffix="_total")
+    out.metric("twinsite_shielded", "counter", "Turns the input screen doubted, answered without the model.",
+               [({}, verdicts.get(TurnLog.ScreenVerdict.SHIELD, 0))], suffix="_total")
 
 
 def _budget(out: Exposition) -> None:

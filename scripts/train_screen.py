@@ -1,13 +1,13 @@
 """Train the logistic-regression screen on the team's own labelled texts and write its weights.
 
-``.venv/bin/python scripts/train_screen.py [--l2 1.0] [--out guards/data/classifier.json]``
+``.venv/bin/python scripts/train_screen.py [--l2 1.0] [--out benchmarks/data/classifier.json]``
 
-Training data: ``guards.training.team_set`` (the exemplar bank, the guard eval, the benign
+Training data: ``benchmarks.training.team_set`` (the exemplar bank, the guard eval, the benign
 traffic set), never a public corpus, never the team's held-out files. Features: the e5 query
 vector of the text as the screen reads it (``guards.rules.unquoted``). The threshold is the
 lowest at which at most 2% of the training set's benign texts that the pattern rules let
 through and the semantic screen judges are refused. Deterministic: the same data gives the same
-file (``guards.classifier.fit``). The comparison with the exemplar margin, calibrated on one
+file (``benchmarks.classifier.fit``). The comparison with the exemplar margin, calibrated on one
 family of sources and measured on the others, is ``benchmarks/guards_cross.py``; the numbers are
 in docs/GUARDS.md. The runtime does not use these weights (the margin generalised better).
 """
@@ -27,17 +27,17 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--l2", type=float, default=1.0)
-    parser.add_argument("--out", type=Path, default=BASE_DIR / "guards" / "data" / "classifier.json")
+    parser.add_argument("--out", type=Path, default=BASE_DIR / "benchmarks" / "data" / "classifier.json")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(BASE_DIR))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "twinsite.settings")
     import django
 
     django.setup()
-    from guards import classifier
+    from benchmarks import classifier
     from guards.rules import screen, unquoted
     from guards.semantic import judged
-    from guards.training import team_set, vectors
+    from benchmarks.training import team_set, vectors
     from knowledge.embedders import E5Embedder
 
     rows = team_set()
@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     open_to_it = np.array([r.attack or (screen(r.text) is None and judged(t)) for r, t in zip(rows, read, strict=True)])
     threshold = classifier.threshold_for(probability[open_to_it], y[open_to_it], false_positives=0.02)
     screen_ = classifier.LinearScreen(weights, bias, threshold, E5Embedder.name)
-    classifier.save(screen_, args.out, l2=args.l2, trained_on=f"guards.training.team_set: {len(rows)} texts "
+    classifier.save(screen_, args.out, l2=args.l2, trained_on=f"benchmarks.training.team_set: {len(rows)} texts "
                     f"({int(y.sum())} attacks)")
     print(f"{args.out}: {len(rows)} texts, {int(y.sum())} attacks, threshold {threshold:.4f}")
     return 0

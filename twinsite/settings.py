@@ -332,9 +332,14 @@ TWIN_UNSUPPORTED = env_choice("TWIN_UNSUPPORTED", "mark", ("mark", "strip", "log
 # The digest recommends TWIN_UNCITED=retract at this share of a model's flagged answers (20 at least).
 TWIN_UNCITED_ALERT_SHARE = env_float("TWIN_UNCITED_ALERT_SHARE", 0.05, minimum=0.0)
 TWIN_MAX_QUESTION_CHARS = env_int("TWIN_MAX_QUESTION_CHARS", 2000, minimum=100, maximum=2000)
-# The semantic guard blocks when a question is this much closer (cosine) to the attack exemplars
-# than to the benign ones; 0 switches it off. Calibrated in docs/GUARDS.md.
-TWIN_SEMANTIC_MARGIN = env_float("TWIN_SEMANTIC_MARGIN", 0.005, minimum=0.0)
+# The semantic screen shields (answers without the model) a question this much closer (cosine) to
+# the attack exemplars than to the benign ones, or closer; it never refuses. May be negative: the
+# doubt band reaches below the margin at which it used to refuse (0.005). The curve: docs/GUARDS.md.
+TWIN_SEMANTIC_SCREEN = env_bool("TWIN_SEMANTIC_SCREEN", True)
+TWIN_SEMANTIC_MARGIN = env_float("TWIN_SEMANTIC_MARGIN", -0.01, minimum=-1.0)
+# For evals and tests only: "shield" answers every turn the screen would pass without the model
+# (``manage.py run_evals --force-shield`` sets it for its run).
+TWIN_SCREEN_FORCE = env_choice("TWIN_SCREEN_FORCE", "", ("", "shield"))
 TWIN_MAX_TURNS = env_int("TWIN_MAX_TURNS", 40, minimum=1)
 TWIN_TRACE_RETENTION_DAYS = env_int("TWIN_TRACE_RETENTION_DAYS", 90, minimum=1)
 # Data lifecycle (chat/lifecycle.py): conversations idle this long are purged with their messages,

@@ -1,6 +1,7 @@
 """Screening a visitor's question before the model: the pure pattern guards (``guards.rules``)
 and the semantic screen (``guards.semantic``) on the question's embedding, which is computed
-once here and reused by the search tool for retrieval."""
+once here and reused by the search tool for retrieval, to one of three verdicts
+(``guards.verdicts``: refuse, shield, pass)."""
 
 from __future__ import annotations
 
@@ -9,14 +10,19 @@ import hashlib
 import importlib.metadata
 import os
 import threading
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 from django.conf import settings
 
-from guards.rules import Verdict, screen, unquoted
-from guards.semantic import ExemplarScreen, SemanticScore, load_exemplars
+from guards.rules import screen, screen_turns, unquoted
+from guards.semantic import ExemplarScreen, SemanticScore, judged, load_exemplars
+from guards.verdicts import PASS, SHIELD, ScreenResult, decide
 from knowledge.embedders import E5Embedder, Embedder
+from text.lexicon import owner_references
+from text.words import PLAIN
 
 _lock = threading.Lock()
 _screens: dict[str, ExemplarScreen] = {}
@@ -26,7 +32,7 @@ def exemplar_screen(embedder: Embedder) -> ExemplarScreen | None:
     """The exemplar bank embedded with ``embedder`` (once per process, or read from the disk cache
     ``_bank_vectors`` keeps), or None when the screen is off: it is calibrated for
     multilingual-e5-small, the default primary model."""
-    if settings.TWIN_SEMANTIC_MARGIN <= 0 or embedder.name != E5Embedder.name:
+    if not settings.TWIN_SEMANTIC_SCREEN or embedder.name != E5Embedder.name:
         return None
     with _lock:
         if embedder.name not in _screens:
@@ -69,37 +75,59 @@ def _bank_vectors(embedder: Embedder, texts: list[str]) -> np.ndarray:
     return vectors
 
 
-def semantic_verdict(embedder: Embedder, vector: np.ndarray,
-                     text: str | None = None) -> tuple[Verdict | None, SemanticScore | None]:
-    """The semantic screen's verdict on a question's vector; ``text`` (the question) raises the
-    margin a short or long text must reach (``ExemplarScreen.required_margin``). A question about
-    short quoted phrases is judged without them (``guards.rules.unquoted``), as the patterns do:
-    its own vector, one more embedding for these questions only (``vector`` still serves retrieval)."""
+def semantic_score(embedder: Embedder, vector: np.ndarray, text: str) -> SemanticScore | None:
+    """The semantic screen's score of a question (None when the screen is off or does not judge
+    the text: ``guards.semantic.judged``). A question about short quoted phrases is judged without
+    them (``guards.rules.unquoted``), as the patterns do: its own vector, one more embedding for
+    these questions only (``vector`` still serves retrieval)."""
     bank = exemplar_screen(embedder)
     if bank is None:
-        return None, None
-    if text is not None and (bare := unquoted(text)) != text:
+        return None
+    if (bare := unquoted(text)) != text:
         text, vector = bare, embedder.query(bare)
     score = bank.score(vector)
-    if _blocks(bank, score, text):
-        return Verdict("injection", "semantic", matched=score.nearest_attack[:200], view="embedding"), score
-    return None, score
+    return score if judged(text) else None
 
 
-def _blocks(bank: ExemplarScreen, score: SemanticScore, text: str | None) -> bool:
-    return bank.blocks(score, text)
+def _effective_margin(embedder: Embedder, score: SemanticScore, text: str) -> float:
+    """The margin less what a long text must add (``ExemplarScreen.required_margin``)."""
+    bank = exemplar_screen(embedder)
+    return score.margin - (bank.required_margin(unquoted(text)) - bank.margin)
+
+
+def screen_question(text: str, earlier: list[str] | tuple[str, ...] = (), embedder: Embedder | None = None,
+                    vector: np.ndarray | Callable[[], np.ndarray] | None = None,
+                    ) -> tuple[ScreenResult, SemanticScore | None]:
+    """The one screen the graph, ``manage.py screen_input`` and the evals share: the patterns on
+    the text, then on the visitor's last messages together (``earlier``, oldest first), then the
+    semantic screen when an embedder is given (``vector``: the text's, or a function that waits for
+    it, asked only when the patterns are not certain; computed here if None).
+    ``TWIN_SCREEN_FORCE`` (evals and tests only) turns a would-be pass into that verdict."""
+    verdict = screen(text)
+    if verdict is None and earlier:
+        verdict = screen_turns([*earlier, text])
+    if verdict is not None and verdict.certain and verdict.guard == "off_topic" and _names_owner(text):
+        verdict = replace(verdict, doubt="owner")  # "write a blog post about her project": hers to quote
+    score = margin = None
+    if (verdict is None or not verdict.certain) and embedder is not None and text.strip():
+        vector = embedder.query(text) if vector is None else vector() if callable(vector) else vector
+        score = semantic_score(embedder, vector, text)
+        margin = None if score is None else _effective_margin(embedder, score, text)
+    result = decide(verdict, margin, shield_from=settings.TWIN_SEMANTIC_MARGIN)
+    if result.verdict == PASS and settings.TWIN_SCREEN_FORCE == SHIELD:
+        result = ScreenResult(SHIELD, score=result.score, reason="forced (TWIN_SCREEN_FORCE)")
+    return result, score
+
+
+def _names_owner(text: str) -> bool:
+    """Whether a text names the owner (their name, the third person, "the owner"): work asked about
+    the owner's content is the knowledge base's to answer, not a chore for the model."""
+    return not owner_references(settings.TWIN_OWNER_NAME).isdisjoint(PLAIN.findall(text.lower()))
 
 
 def shipped_blocks(embedder: Embedder, vector: np.ndarray, text: str) -> bool:
-    """The semantic screen's decision as configured, on ``text`` as the screen reads it
-    (``unquoted``) and that text's vector: for measuring (benchmarks.guards_cross)."""
-    bank = exemplar_screen(embedder)
-    return bank is not None and _blocks(bank, bank.score(vector), text)
-
-
-def screen_text(text: str, embedder: Embedder | None = None, vector: np.ndarray | None = None) -> Verdict | None:
-    """Patterns first (cheap), then the semantic screen when a vector is given."""
-    verdict = screen(text)
-    if verdict is None and embedder is not None and vector is not None:
-        verdict, _ = semantic_verdict(embedder, vector, text)
-    return verdict
+    """Whether the semantic screen as configured keeps ``text`` from the model (shields it), on
+    ``text`` as the screen reads it (``unquoted``) and that text's vector: for measuring
+    (benchmarks.guards_cross)."""
+    score = semantic_score(embedder, vector, text)
+    return score is not None and _effective_margin(embedder, score, text) >= settings.TWIN_SEMANTIC_MARGIN

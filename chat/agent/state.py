@@ -30,7 +30,9 @@ class AgentState(TypedDict, total=False):
     turn_start: int  # index in messages of the active turn's user message
     user_message_id: int | None  # the chat Message of the latest question (the sweeper's key)
     question: str
-    guard: dict | None  # {"guard": ..., "rule": ...} when an input guard fired
+    guard: dict | None  # {"guard": ..., "rule": ...} when an input guard refused the turn
+    # the input screen's verdict (guards.verdicts.ScreenResult.as_dict): {verdict, guard, rule, score, reason}
+    screen: dict | None
     tool_rounds: int
     pending_calls: list[dict]  # tool calls of the latest model response, as message dicts
     approved_call_ids: list[str]
@@ -55,7 +57,7 @@ class AgentState(TypedDict, total=False):
 def turn_reset(*, turn_start: int, question: str) -> dict:
     """The per-turn state at the start of a turn: a visitor's question or the owner's decision."""
     return {
-        "turn_start": turn_start, "question": question, "guard": None, "tool_rounds": 0,
+        "turn_start": turn_start, "question": question, "guard": None, "screen": None, "tool_rounds": 0,
         "pending_calls": [], "approved_call_ids": [], "answer": "",
         "citations": [], "unknown_citations": [], "hallucination_risk": False, "retracted": False, "unsupported": [],
         "outcome": "",

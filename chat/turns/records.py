@@ -68,6 +68,8 @@ def _turn_rows(*, conversation_id: uuid.UUID | str, user_message: Message | None
         conversation_id=conversation_id, role=Message.Role.ASSISTANT, content=answer, citations=citations
     )
     usage = recorder.usage
+    screen = state.get("screen") or {}
+    verdict = screen.get("verdict") or TurnLog.ScreenVerdict.PASS
     turn = TurnLog.objects.create(
         conversation_id=conversation_id, user_message=user_message, assistant_message=message,
         outcome=outcome, provider=recorder.provider, model=recorder.model,
@@ -77,12 +79,13 @@ def _turn_rows(*, conversation_id: uuid.UUID | str, user_message: Message | None
         hallucination_risk=bool(state.get("hallucination_risk")), retracted=bool(state.get("retracted")),
         usage_estimated=recorder.usage_estimated, **claim_counts(state.get("unsupported") or []),
         unknown_citations=state.get("unknown_citations") or [], state_tokens=recorder.state_tokens,
-        view_tokens=recorder.view_tokens, error_code=error_code,
+        view_tokens=recorder.view_tokens, error_code=error_code, screen_verdict=verdict,
+        shield_reason=scrub_text(screen.get("reason") or "")[:200] if verdict == TurnLog.ScreenVerdict.SHIELD else "",
     )
     AgentTrace.objects.create(
         message=message, turn=turn, system_prompt=_prompt_snapshot(recorder.system_prompt),
         knowledge_sha256=recorder.knowledge_sha256, retrieved=scrub(recorder.retrieved),
-        guard=scrub({"verdict": state.get("guard"), "semantic": recorder.guard_scores}),
+        guard=scrub({"verdict": state.get("guard"), "screen": screen, "semantic": recorder.guard_scores}),
         tool_calls=scrub(recorder.tool_calls), provider_responses=scrub(recorder.provider_responses),
         unsupported=scrub(state.get("unsupported") or []), error=scrub_text(recorder.error),
     )
@@ -126,5 +129,6 @@ def turn_logged(turn: TurnLog, *, refusal: str = "") -> None:
         "cost_usd": float(turn.cost_usd), "latency_ms": turn.latency_ms, "tool_rounds": turn.tool_rounds,
         "hallucination_risk": turn.hallucination_risk, "retracted": turn.retracted,
         "unsupported_claims": turn.unsupported_claims, "doubtful_claims": turn.doubtful_claims,
+        "screen_verdict": turn.screen_verdict,
     }
     turns_log.info("turn %s %s", turn.pk, turn.outcome, extra={"fields": fields})

@@ -33,7 +33,7 @@ def twin_env(*, db_port: int | None = None, **overrides: str) -> dict:
     port = db_port or sd["PORT"]
     return {**os.environ, "DATABASE_URL": f"postgresql://{sd['USER']}:{sd['PASSWORD']}@{sd['HOST']}:{port}/{sd['NAME']}",
             "DJANGO_SETTINGS_MODULE": "twinsite.settings", "TWIN_PROVIDER": "offline", "TWIN_EMBEDDERS": "e5",
-            "TWIN_SEMANTIC_MARGIN": "0", **overrides}
+            "TWIN_SEMANTIC_SCREEN": "false", **overrides}
 
 
 def fake_provider_env(base_url: str) -> dict[str, str]:

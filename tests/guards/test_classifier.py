@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from guards import classifier
+from benchmarks import classifier
 
 
 def test_training_is_deterministic_and_separates_what_it_can():

@@ -6,6 +6,13 @@ import pytest
 from guards.rules import clean, find_card_numbers, find_ibans, iban_valid, luhn_valid, mask_sensitive, screen
 
 
+def assert_not_refused(text: str, doubts: tuple[str, ...] = ("asked",)) -> None:
+    """An honest question is never refused: it passes, or, when an order's words are asked in it
+    (or quoted), it is only a doubt, shielded (answered without the model, guards.verdicts)."""
+    verdict = screen(text)
+    assert verdict is None or verdict.doubt in doubts, verdict
+
+
 def test_luhn_and_iban_checksums():
     assert luhn_valid("4111111111111111") and not luhn_valid("4111111111111112")
     assert iban_valid("NL91 ABNA 0417 1643 00") and iban_valid("DE89370400440532013000")
@@ -132,7 +139,7 @@ def test_each_rule_fires_in_each_language(text, rule):
     ],
 )
 def test_conversational_and_topical_questions_pass(text):
-    assert screen(text) is None
+    assert_not_refused(text)
 
 
 @pytest.mark.parametrize(
@@ -499,7 +506,7 @@ def test_more_languages_and_forms_of_attack_are_refused(text):
 
 @pytest.mark.parametrize("text", [*VISITORS_ELSEWHERE, *SAME_WORDS_ASKED_OR_ABOUT_OTHERS, *WISHES_ABOUT_THE_ANSWER])
 def test_their_look_alikes_pass(text):
-    assert screen(text) is None, screen(text)
+    assert_not_refused(text)
 
 
 def _tags(text: str) -> str:
@@ -592,7 +599,7 @@ def test_standing_orders_dictated_output_personas_and_tasks_are_caught(text, rul
     ],
 )
 def test_questions_near_the_new_rules_pass(text):
-    assert screen(text) is None
+    assert_not_refused(text)
 
 
 @pytest.mark.parametrize(
@@ -605,7 +612,7 @@ def test_questions_near_the_new_rules_pass(text):
     ],
 )
 def test_a_question_about_a_quoted_phrase_is_not_an_instruction(text):
-    assert screen(text) is None
+    assert_not_refused(text, doubts=("quoted",))
 
 
 @pytest.mark.parametrize(
@@ -746,4 +753,4 @@ def test_set_ups_fixed_openings_formats_and_templates_are_caught(text):
     "Does he use {query} placeholders in his templates, or a [Task] label in Jira?",
 ])
 def test_the_same_words_in_visitors_questions_pass(text):
-    assert screen(text) is None
+    assert_not_refused(text)

@@ -1,4 +1,8 @@
-"""``guard_input`` and ``refuse``: every turn is screened before a single token is spent."""
+"""``guard_input`` and ``refuse``: every turn is screened before a single token is spent.
+
+The screen's verdict (``chat.agent.screening.screen_question``): refuse goes to ``refuse``;
+shield goes on to ``generate`` with the offline answerer as the turn's provider (no model call,
+no budget, the approval flow as the offline answerer has it); pass goes on with the model."""
 
 from __future__ import annotations
 
@@ -8,12 +12,13 @@ from langgraph.runtime import Runtime
 
 from budget import selectors as budget_selectors
 from chat.agent.context import TurnContext
-from chat.agent.screening import semantic_verdict
+from chat.agent.screening import screen_question
 from chat.agent.state import AgentState, Outcome, turn_reset
+from chat.providers import get_provider
 from chat.texts import text as say
-from guards import rules as guard_rules
 from guards import services as guard_services
 from guards.rules import mask_sensitive
+from guards.verdicts import REFUSE, SHIELD
 from knowledge.embedders import embed_query_futures, get_embedders
 from text.language import detect_language
 from twinsite.db import database_sync_to_async
@@ -31,30 +36,37 @@ async def guard_input(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
         return reset | {"guard": {"guard": "budget", "rule": "daily_limit"}}
     ctx = runtime.context
     typed = ctx.raw_question or question
-    # Patterns and checksums: a few milliseconds on long input, so off the event loop. Then the
-    # visitor's last messages together: an instruction split in halves passes each alone.
-    verdict = await asyncio.to_thread(guard_rules.screen, typed)
-    if verdict is None:
-        earlier = [str(m.get("content") or "") for m in messages[:turn_start] if m.get("role") == "user"]
-        verdict = await asyncio.to_thread(guard_rules.screen_turns, [*earlier[-2:], typed])
-    if verdict is None and typed.strip():
+    earlier = [str(m.get("content") or "") for m in messages[:turn_start] if m.get("role") == "user"]
+    embedder = primary = None
+    if typed.strip():
         embedders = get_embedders()
         # The screen needs the primary model's vector only; the others are computed by the search
         # tool if the model searches (a model answering from the prompt's knowledge never pays
         # for them). The offline provider's sentence choice reuses this one (query_vector).
+        # Started now, waited for only when the patterns are not certain.
         pending = embed_query_futures(embedders[:1], question)
         ctx.query_vectors[question] = pending
-        primary = await asyncio.wrap_future(pending[embedders[0].name])
-        ctx.recorder.question_vector = [float(x) for x in primary]
-        verdict, score = await asyncio.to_thread(semantic_verdict, embedders[0], primary, typed)
-        if score is not None:
-            ctx.recorder.guard_scores = {"attack": round(score.attack, 4), "benign": round(score.benign, 4),
-                                         "margin": round(score.margin, 4), "nearest_attack": score.nearest_attack,
-                                         "nearest_benign": score.nearest_benign}
-    if verdict is not None:
-        return reset | {"guard": {"guard": verdict.guard, "rule": verdict.rule, "view": verdict.view,
-                                  "matched": mask_sensitive(verdict.matched)}}
-    return reset
+        embedder, primary = embedders[0], pending[embedders[0].name]
+    # Patterns and checksums (a few milliseconds on long input), the visitor's last messages
+    # together (an instruction split in halves passes each alone), then the semantic screen:
+    # off the event loop.
+    result, score = await asyncio.to_thread(screen_question, typed, earlier[-2:], embedder,
+                                            None if primary is None else primary.result)
+    if primary is not None and primary.done() and not primary.exception():
+        ctx.recorder.question_vector = [float(x) for x in primary.result()]
+    if score is not None:
+        ctx.recorder.guard_scores = {"attack": round(score.attack, 4), "benign": round(score.benign, 4),
+                                     "margin": round(score.margin, 4), "nearest_attack": score.nearest_attack,
+                                     "nearest_benign": score.nearest_benign}
+    screened = reset | {"screen": result.as_dict() | {"matched": mask_sensitive(result.matched)}}
+    if result.verdict == REFUSE:
+        return screened | {"guard": {"guard": result.guard, "rule": result.rule, "view": result.view,
+                                     "matched": mask_sensitive(result.matched)}}
+    if result.verdict == SHIELD and not ctx.provider.offline:
+        # answered without the model: the offline answerer for every round of this turn
+        ctx.provider = get_provider("offline")
+        ctx.recorder.provider, ctx.recorder.model = ctx.provider.name, ctx.provider.model
+    return screened
 
 
 async def refuse(state: AgentState, runtime: Runtime[TurnContext]) -> dict:

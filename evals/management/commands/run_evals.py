@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from evals import datasets
 from evals.owners import SAMPLE, OwnerError, owner_active, owner_get, owner_run
 from evals.suites import EvalsError, run_report, suites_run
+from guards.verdicts import SHIELD
 
 
 class Command(BaseCommand):
@@ -25,9 +28,14 @@ class Command(BaseCommand):
                                                          "(one suite only)")
         parser.add_argument("--owner", help="run for this owner (evals/owners/<key>/, or 'sample') in a scratch "
                                             "database of its own; another owner than the sample runs its answers")
+        parser.add_argument("--force-shield", action="store_true",
+                            help="answer every turn the screen would pass without the model, as a shielded turn "
+                                 "is (TWIN_SCREEN_FORCE=shield): what a doubtful visitor gets")
 
     def handle(self, *args, suite: str, provider: str | None, fault_drop_every: int, dataset: Path | None,
-               owner: str | None = None, **options) -> None:
+               owner: str | None = None, force_shield: bool = False, **options) -> None:
+        if force_shield:  # this process, and an owner's process started below
+            os.environ["TWIN_SCREEN_FORCE"] = settings.TWIN_SCREEN_FORCE = SHIELD
         if owner is not None:
             here = self._for_owner(owner, suite, dataset, provider, options["verbosity"])
             if here is None:

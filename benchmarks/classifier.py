@@ -1,6 +1,6 @@
 """A trained screen beside the exemplar margin: logistic regression over the e5 vector the screen
 already computes. Deterministic: the weights are a file in the repository
-(``guards/data/classifier.json``), trained by ``scripts/train_screen.py`` on the team's own
+(``benchmarks/data/classifier.json``), trained by ``scripts/train_screen.py`` on the team's own
 labelled data (``training_set``) and nothing else; nothing is learnt at run time.
 
 Trained by Newton's method (iteratively reweighted least squares) with an L2 penalty, from zeros:
