@@ -111,10 +111,12 @@ _LITERAL_VIEWS = ("plain", "lines", "joined", "leet")
 
 
 def _quoting_question(text: str) -> str | None:
-    """The text without its quotes, when it is a question about short quoted phrases ("What did
-    she mean by 'ignore previous instructions' in her talk?"): at most ``QUOTES_MAX`` quotes of
-    ``QUOTED_WORDS_MAX`` words together, none holding invisible characters or an encoded run, at
-    least ``OWN_WORDS_MIN`` words of the visitor's own, ending with a question. Else None."""
+    """The text without its quotes, when it is a question about short quoted phrases ("Which
+    talk of hers quoted 'disregard your guidelines' as a classic trick?"): at most ``QUOTES_MAX``
+    quotes of ``QUOTED_WORDS_MAX`` words together, none holding invisible characters or an encoded
+    run, at least ``OWN_WORDS_MIN`` words of the visitor's own, asking a question (anywhere: "...,
+    how would she stop it? Just curious." asks too). Else None. A match inside the quotes is a doubt
+    (shielded, ``guards.verdicts``); the visitor's own words are screened as any text."""
     quotes = [q.group(1) for q in _QUOTED.finditer(text)]
     if not quotes or len(quotes) > QUOTES_MAX:
         return None
@@ -123,7 +125,7 @@ def _quoting_question(text: str) -> str | None:
     if any(clean(q) != q or _ENCODED.search(q) for q in quotes):
         return None
     rest = _QUOTED.sub(" \u2026 ", text)
-    if len(PARTS.findall(rest)) < OWN_WORDS_MIN or not rest.rstrip().endswith("?"):
+    if len(PARTS.findall(rest)) < OWN_WORDS_MIN or "?" not in rest:
         return None
     return rest
 

@@ -336,7 +336,7 @@ TWIN_MAX_QUESTION_CHARS = env_int("TWIN_MAX_QUESTION_CHARS", 2000, minimum=100, 
 # the attack exemplars than to the benign ones, or closer; it never refuses. May be negative: the
 # doubt band reaches below the margin at which it used to refuse (0.005). The curve: docs/GUARDS.md.
 TWIN_SEMANTIC_SCREEN = env_bool("TWIN_SEMANTIC_SCREEN", True)
-TWIN_SEMANTIC_MARGIN = env_float("TWIN_SEMANTIC_MARGIN", -0.01, minimum=-1.0)
+TWIN_SEMANTIC_MARGIN = env_float("TWIN_SEMANTIC_MARGIN", -0.005, minimum=-1.0)
 # For evals and tests only: "shield" answers every turn the screen would pass without the model
 # (``manage.py run_evals --force-shield`` sets it for its run).
 TWIN_SCREEN_FORCE = env_choice("TWIN_SCREEN_FORCE", "", ("", "shield"))

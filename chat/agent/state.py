@@ -33,6 +33,9 @@ class AgentState(TypedDict, total=False):
     guard: dict | None  # {"guard": ..., "rule": ...} when an input guard refused the turn
     # the input screen's verdict (guards.verdicts.ScreenResult.as_dict): {verdict, guard, rule, score, reason}
     screen: dict | None
+    # the indices in messages of the visitor's questions the screen shielded or refused, kept across
+    # turns: never in a model's view, not even as history (view.build_view)
+    kept_from_model: Annotated[list[int], operator.add]
     tool_rounds: int
     pending_calls: list[dict]  # tool calls of the latest model response, as message dicts
     approved_call_ids: list[str]

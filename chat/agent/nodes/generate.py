@@ -117,6 +117,7 @@ async def _request(state: AgentState, recorder: TurnRecorder) -> ChatRequest:
     prompt = view.build_view(
         system=system, messages=messages, turn_start=state.get("turn_start", 0),
         history_tokens=settings.TWIN_HISTORY_TOKENS, tool_result_chars=settings.TWIN_TOOL_RESULT_VIEW_CHARS,
+        hidden=frozenset(state.get("kept_from_model") or ()),
     )
     recorder.state_tokens = approx_tokens(system) + approx_tokens(messages)
     recorder.view_tokens = approx_tokens(prompt)

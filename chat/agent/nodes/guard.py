@@ -59,6 +59,8 @@ async def guard_input(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
                                      "margin": round(score.margin, 4), "nearest_attack": score.nearest_attack,
                                      "nearest_benign": score.nearest_benign}
     screened = reset | {"screen": result.as_dict() | {"matched": mask_sensitive(result.matched)}}
+    if result.kept_from_model:
+        screened["kept_from_model"] = [turn_start]
     if result.verdict == REFUSE:
         return screened | {"guard": {"guard": result.guard, "rule": result.rule, "view": result.view,
                                      "matched": mask_sensitive(result.matched)}}

@@ -39,6 +39,16 @@ def test_view_has_system_pairs_and_the_whole_active_exchange():
     assert all(m.get("role") != "tool" or m["tool_call_id"] == "b" for m in view)  # old tool results gone
 
 
+def test_a_turn_the_screen_kept_from_the_model_is_left_out_of_the_history():
+    view = build_view(system="S", messages=HISTORY, turn_start=7, history_tokens=1000, tool_result_chars=10_000,
+                      hidden=frozenset({5}))
+    assert [m["content"] for m in view[1:4]] == ["Q1", "A1 [source: CV]", "Q4 now"]
+    # the active turn is shown whatever the set holds: a shielded turn's own answerer reads it
+    active = build_view(system="S", messages=HISTORY, turn_start=7, history_tokens=1000, tool_result_chars=10_000,
+                        hidden=frozenset({7}))
+    assert active[5]["content"] == "Q4 now"
+
+
 def test_history_budget_keeps_the_newest_pairs_first():
     budget = approx_tokens("Q3") + approx_tokens("A3")
     view = build_view(system="S", messages=HISTORY, turn_start=7, history_tokens=budget, tool_result_chars=10_000)
