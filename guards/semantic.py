@@ -3,7 +3,8 @@ exemplars written by the team (``guards/data/exemplars.yaml``). No generative mo
 so there is nothing to talk round: the score is arithmetic on vectors.
 
 Decision rule: ``attack`` is the mean cosine of the two nearest attack exemplars, ``benign`` the
-cosine of the nearest benign one; a question is blocked when ``attack - benign >= margin``.
+cosine of the nearest benign one; a question is shielded (answered without the model,
+``guards.verdicts``; it never refuses) when ``attack - benign >= margin``.
 Relative, not absolute: e5's cosines bunch together (unrelated texts score 0.70-0.76), so only
 "closer to the attacks than to anything a visitor asks" separates. The margin is calibrated on
 the labelled set ``evals/data/guards.yaml`` (``manage.py screen_input --calibrate``), see
@@ -124,14 +125,18 @@ class ExemplarScreen:
 
     def required_margin(self, text: str) -> float:
         """The calibrated margin, raised for a text of many words (see the module's docstring)."""
-        words = word_count(text)
-        return self.margin + LONG_EXTRA * min(1.0, max(0, words - LONG_FROM) / (LONG_FULL - LONG_FROM))
+        return self.margin + long_extra(text)
 
     def blocks(self, score: SemanticScore, text: str | None = None) -> bool:
         """``text`` None: the calibrated margin as it is (the calibration's own use)."""
         if text is None:
             return score.margin >= self.margin
         return judged(text) and score.margin >= self.required_margin(text)
+
+
+def long_extra(text: str) -> float:
+    """What a long text's margin must exceed the calibrated one by (see the module's docstring)."""
+    return LONG_EXTRA * min(1.0, max(0, word_count(text) - LONG_FROM) / (LONG_FULL - LONG_FROM))
 
 
 def judged(text: str) -> bool:

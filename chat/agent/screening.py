@@ -18,7 +18,7 @@ import numpy as np
 from django.conf import settings
 
 from guards.rules import screen, screen_turns, unquoted
-from guards.semantic import ExemplarScreen, SemanticScore, judged, load_exemplars
+from guards.semantic import ExemplarScreen, SemanticScore, judged, load_exemplars, long_extra
 from guards.verdicts import PASS, SHIELD, ScreenResult, decide
 from knowledge.embedders import E5Embedder, Embedder
 from text.lexicon import owner_references
@@ -89,12 +89,6 @@ def semantic_score(embedder: Embedder, vector: np.ndarray, text: str) -> Semanti
     return score if judged(text) else None
 
 
-def _effective_margin(embedder: Embedder, score: SemanticScore, text: str) -> float:
-    """The margin less what a long text must add (``ExemplarScreen.required_margin``)."""
-    bank = exemplar_screen(embedder)
-    return score.margin - (bank.required_margin(unquoted(text)) - bank.margin)
-
-
 def screen_question(text: str, earlier: list[str] | tuple[str, ...] = (), embedder: Embedder | None = None,
                     vector: np.ndarray | Callable[[], np.ndarray] | None = None,
                     ) -> tuple[ScreenResult, SemanticScore | None]:
@@ -112,7 +106,7 @@ def screen_question(text: str, earlier: list[str] | tuple[str, ...] = (), embedd
     if (verdict is None or not verdict.certain) and embedder is not None and text.strip():
         vector = embedder.query(text) if vector is None else vector() if callable(vector) else vector
         score = semantic_score(embedder, vector, text)
-        margin = None if score is None else _effective_margin(embedder, score, text)
+        margin = None if score is None else score.margin - long_extra(unquoted(text))
     result = decide(verdict, margin, shield_from=settings.TWIN_SEMANTIC_MARGIN)
     if result.verdict == PASS and settings.TWIN_SCREEN_FORCE == SHIELD:
         result = ScreenResult(SHIELD, score=result.score, reason="forced (TWIN_SCREEN_FORCE)")
@@ -130,4 +124,4 @@ def shipped_blocks(embedder: Embedder, vector: np.ndarray, text: str) -> bool:
     ``text`` as the screen reads it (``unquoted``) and that text's vector: for measuring
     (benchmarks.guards_cross)."""
     score = semantic_score(embedder, vector, text)
-    return score is not None and _effective_margin(embedder, score, text) >= settings.TWIN_SEMANTIC_MARGIN
+    return score is not None and score.margin - long_extra(unquoted(text)) >= settings.TWIN_SEMANTIC_MARGIN
