@@ -50,7 +50,7 @@ async def answered(conversation: Conversation | None = None) -> Conversation:
 
 
 async def contact_request(conversation: Conversation | None = None) -> Conversation:
-    return await ask("Please pass a message to Mira", [
+    return await ask("Could you put me in touch with Mira about a project?", [
         Step(tool_calls=[("draft_contact_message", DRAFT)]), Step(text="I've drafted it; Mira reviews it first.")],
         conversation)
 

@@ -143,11 +143,11 @@ async def shared_turn_lock(fleet: dict, conversation: str, headers: dict) -> Non
     async with Socket(fleet["a"], conversation, headers) as a, Socket(fleet["b"], conversation, headers) as b:
         await a.ask("Tell me a long story?")
         await a.next("token")  # process A is streaming: it holds the conversation's turn lock
-        await b.ask("And another question?")
+        await b.ask("What else has she built?")
         busy = await b.next("error")
         assert busy["code"] == "busy" and not busy["in_turn"]
         assert (await a.next("done"))["answer"].startswith("word0")
-        await b.ask("And another question?")  # A's turn is over: B may run one
+        await b.ask("What else has she built?")  # A's turn is over: B may run one
         assert (await b.next("done"))["answer"] == "The second answer."
 
 

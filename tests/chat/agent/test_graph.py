@@ -140,7 +140,9 @@ async def test_high_risk_tool_routes_to_approval_and_nothing_is_sent():
             "visitor_name": "Tom", "visitor_email": "tom@example.com", "message": "Can we talk about a project?"})]),
         Step(text="I've drafted it; Mira reviews it first."),
     ])
-    result, events, conversation = await ask("Please pass a message to Mira", provider)
+    # a question the screen passes ("Please pass a message to Mira" sits in the semantic doubt band
+    # since issue 55: shielded, it would be the offline answerer's, not this scripted model's)
+    result, events, conversation = await ask("Could you put me in touch with Mira about a project?", provider)
     assert result.outcome == "approval_pending" and provider.calls == 2
     # the model was told nothing was sent
     tool_result = json.loads(provider.requests[1].messages[-1]["content"])
