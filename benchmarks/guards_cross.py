@@ -57,10 +57,10 @@ class Features:
     of it, whether it is an identifier message, and its vector."""
 
     def __init__(self, rows: list, cache: Path) -> None:
+        from benchmarks.training import vectors
         from chat.agent.screening import exemplar_screen
         from guards.rules import screen, unquoted
         from guards.semantic import identifier_message
-        from benchmarks.training import vectors
         from knowledge.embedders import get_embedder
 
         embedder = get_embedder()

@@ -35,9 +35,9 @@ def main(argv: list[str] | None = None) -> int:
 
     django.setup()
     from benchmarks import classifier
+    from benchmarks.training import team_set, vectors
     from guards.rules import screen, unquoted
     from guards.semantic import judged
-    from benchmarks.training import team_set, vectors
     from knowledge.embedders import E5Embedder
 
     rows = team_set()
