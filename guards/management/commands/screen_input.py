@@ -47,7 +47,7 @@ class Command(BaseCommand):
     def handle(self, *args, jsonl: str, field: str, label: str | None, expect: str | None, patterns_only: bool,
                quiet: bool, curve: str | None = None, **options) -> None:
         try:
-            lines = (sys.stdin if jsonl == "-" else Path(jsonl).open(encoding="utf-8")).read().splitlines()
+            lines = (sys.stdin if jsonl == "-" else Path(jsonl).open(encoding="utf-8")).read().split("\n")
         except OSError as exc:
             raise CommandError(f"cannot read {jsonl}: {exc}") from exc
         embedder = None if patterns_only else get_embedder()
