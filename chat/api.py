@@ -77,9 +77,8 @@ class FeedbackOut(Schema):
              operation_id="twinsite_api_feedback_create")
 def feedback(request, payload: FeedbackIn) -> Status:
     """Rate an answer of your own conversation; rating it again replaces the first rating."""
-    decision = limits.visitor_hit("feedback", ip_key=visitor_key("feedback", request), request=request)
-    if decision.allowed:
-        decision = limits.block_hit("feedback", client=client_ip_from_request(request))
+    decision = limits.address_hit("feedback", ip_key=visitor_key("feedback", request),
+                                  client=client_ip_from_request(request), request=request)
     if not decision.allowed:
         raise RateLimited(decision.retry_after)
     try:
@@ -117,10 +116,8 @@ async def chat_stream(request, payload: ChatIn):
         raise ApiError(403, "forbidden", say("error.forbidden", lang))
     conversation_id = owned
     if conversation_id is None or not await Conversation.objects.filter(pk=conversation_id).aexists():
-        decision = await database_sync_to_async(limits.visitor_hit)("conversation", ip_key=ip_hash(ip),
+        decision = await database_sync_to_async(limits.address_hit)("conversation", ip_key=ip_hash(ip), client=ip,
                                                                     request=request)
-        if decision.allowed:
-            decision = await database_sync_to_async(limits.block_hit)("conversation", client=ip)
         if not decision.allowed:
             raise RateLimited(decision.retry_after)
         conversation = await database_sync_to_async(conversation_create)(visitor_ip=ip)

@@ -60,25 +60,31 @@ def chat_page(request: HttpRequest) -> HttpResponse:
 
 
 @require_POST
-@ratelimit(group="conversation", key=visitor_key, rate=limits.rate("conversation"), block=False)
 def conversation_start(request: HttpRequest) -> JsonResponse:
     """The page's first question is about to be asked: its conversation, made now (counted
     against the per-address limit of new conversations) and kept in the session. The session's
-    own conversation when it has one, so a second call makes nothing."""
+    own conversation when it has one, so a second call makes nothing (and counts all the same)."""
+    decision = _conversation_counted(request)
     if (conversation_id := request.session.get(SESSION_KEY)) and Conversation.objects.filter(
             pk=conversation_id).exists():
         return JsonResponse({"conversation": str(conversation_id)})
-    if (limited := _limited_json(request, language(request.LANGUAGE_CODE))) is not None:
+    if (limited := _limited_json(decision, language(request.LANGUAGE_CODE))) is not None:
         return limited
     conversation = conversation_create(visitor_ip=client_ip_from_request(request))
     request.session[SESSION_KEY] = str(conversation.pk)
     return JsonResponse({"conversation": str(conversation.pk)}, status=201)
 
 
-def _limited_json(request: HttpRequest, lang: str) -> JsonResponse | None:
+def _conversation_counted(request: HttpRequest) -> limits.Decision:
+    """A new conversation counted against its address's limit and its blocks' in one statement
+    (``guards.limits.address_hit``), first thing, as django-ratelimit's decorator counted it."""
+    return limits.address_hit("conversation", ip_key=visitor_key("conversation", request),
+                              client=client_ip_from_request(request), request=request)
+
+
+def _limited_json(decision: limits.Decision, lang: str) -> JsonResponse | None:
     """As ``_limited`` for a new conversation, answered in the API's error shape."""
-    decision = _decision(request, "conversation")
-    if decision is None:
+    if decision.allowed:
         return None
     return rate_limited_response(decision.retry_after,
                                  say("error.rate_limited", lang, seconds=decision.retry_after))
@@ -165,15 +171,15 @@ def _same_origin(request: HttpRequest) -> bool:
 
 @csrf_exempt  # the frame has no usable cookies (third-party); the Origin check below stands in
 @require_POST
-@ratelimit(group="conversation", key=visitor_key, rate=limits.rate("conversation"), block=False)
 def embed_start(request: HttpRequest) -> JsonResponse:
     """The embedded chat's first question: its conversation, made now, as a signed token the
     frame keeps. Only the frame itself may ask (its own origin); counted against the per-address
     limit of new conversations."""
+    decision = _conversation_counted(request)
     if not _same_origin(request):
         return JsonResponse({"error": {"code": "forbidden", "message": say("error.forbidden")}}, status=403)
     lang = language(request.GET.get("lang") or request.LANGUAGE_CODE)
-    if (limited := _limited_json(request, lang)) is not None:
+    if (limited := _limited_json(decision, lang)) is not None:
         return limited
     conversation = conversation_create(visitor_ip=client_ip_from_request(request))
     return JsonResponse({"conversation": str(conversation.pk), "token": conversation_token(conversation.pk)},

@@ -1,8 +1,8 @@
 """Per-visitor limits that hold across processes, on one counter: django-ratelimit's, on
 ``CACHES["ratelimit"]`` (guards.ratecache: atomic ``add``/``incr`` in Postgres; Django's Redis cache
 when ``REDIS_URL`` is set). Turns (socket and API), new conversations and feedback
-all count there, each by the visitor's hashed address: the HTTP views through django-ratelimit's
-decorator, the rest through ``visitor_hit``.
+all count there, each by the visitor's hashed address, through ``address_hit`` (the address and
+its blocks in one round trip: ``incr_many``).
 
 django-ratelimit's windows are fixed, each key's shifted by a hash of the key: a visitor who
 spends a whole limit at the end of one window and again at the start of the next gets twice the
@@ -20,6 +20,8 @@ from django.db import connection, transaction
 
 from twinsite.clientip import address_hash, blocks_of
 from twinsite.env import parse_rate
+
+_FUDGE = 5  # seconds a counter outlives its window (django-ratelimit's EXPIRATION_FUDGE)
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,43 @@ def visitor_hit(kind: str, *, ip_key: str, request=None, conversation_id: str | 
     if usage is None or not usage["should_limit"]:
         return Decision(True, 0)
     return _refused(kind, ip_key=ip_key, time_left=usage["time_left"], conversation_id=conversation_id)
+
+
+def address_hit(kind: str, *, ip_key: str, client: str = "", request=None,
+                conversation_id: str | None = None) -> Decision:
+    """``visitor_hit`` and then ``block_hit`` (with ``client``), in one round trip: the address and
+    each of its blocks counted by one statement (``incr_many`` of ``CACHES["ratelimit"]``), a
+    level counted only while those before it are within their limits, as the two calls count.
+    The first level over its limit refuses, as it would have."""
+    from django_ratelimit import ALL
+    from django_ratelimit.core import _get_window, _make_cache_key
+    from django_ratelimit.core import time as clock
+
+    cache = _cache()
+    if not getattr(settings, "RATELIMIT_ENABLE", True) or not hasattr(cache, "incr_many"):
+        decision = visitor_hit(kind, ip_key=ip_key, request=request, conversation_id=conversation_id)
+        if decision.allowed and client:
+            decision = block_hit(kind, client=client, conversation_id=conversation_id)
+        return decision
+    count, seconds = parse_rate(getattr(settings, RATES[kind]))
+    levels = [(kind, count, seconds, ip_key, "")] + [
+        (f"{kind}:block", count * factor, seconds, address_hash(block), f"{kind}s_per_block")
+        for block, factor in (blocks_of(client) if client else [])]
+    windows = [_get_window(value, period) for _, _, period, value, _ in levels]
+    counted = cache.incr_many([
+        (_make_cache_key(group, window, f"{limit}/{period}s", value, ALL), period + _FUDGE, limit)
+        for (group, limit, period, value, _), window in zip(levels, windows, strict=True)])
+    for (_, limit, _, value, rule), window, hits in zip(levels, windows, counted, strict=False):
+        if hits > limit:
+            return _refused(kind, ip_key=value, time_left=window - int(clock.time()),
+                            conversation_id=conversation_id, rule=rule)
+    return Decision(True, 0)
+
+
+def _cache():
+    from django.core.cache import caches
+
+    return caches[getattr(settings, "RATELIMIT_USE_CACHE", "default")]
 
 
 def block_hit(kind: str, *, client: str, conversation_id: str | None = None) -> Decision:

@@ -39,11 +39,8 @@ async def turn_admit(*, conversation_id: uuid.UUID | str, ip_key: str, client: s
     """Count a question against the turn limits of its address and of the address's blocks
     (``client``: the address's key, ``twinsite.clientip``); raises TurnRejected
     (``rate_limited``, with ``retry_after`` seconds) when one of them is over."""
-    decision = await database_sync_to_async(limits.visitor_hit)(
-        "turn", ip_key=ip_key, conversation_id=str(conversation_id))
-    if decision.allowed and client:
-        decision = await database_sync_to_async(limits.block_hit)(
-            "turn", client=client, conversation_id=str(conversation_id))
+    decision = await database_sync_to_async(limits.address_hit)(
+        "turn", ip_key=ip_key, client=client, conversation_id=str(conversation_id))
     if not decision.allowed:
         raise TurnRejected("rate_limited", seconds=decision.retry_after, retry_after=decision.retry_after)
 
