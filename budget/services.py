@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import uuid
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from decimal import Decimal
 
 from django.conf import settings
@@ -53,12 +53,15 @@ _COMMITTED = Sum(Case(When(status=LedgerEntry.Status.RESERVED, then=F("reserved_
 
 
 def budget_reserve(*, amount_usd: Decimal, conversation_id: uuid.UUID | str | None = None, ip_hash: str = "",
-                   note: str = "") -> LedgerEntry:
-    """Reserve a model call's worst-case cost, or raise BudgetRefused."""
+                   note: str = "", settle: Sequence[tuple[int, Decimal]] = ()) -> LedgerEntry:
+    """Reserve a model call's worst-case cost, or raise BudgetRefused. ``settle``: the turn's
+    earlier calls, (entry, real cost), settled first in the same transaction (``budget_settle``);
+    a refusal leaves them reserved, for the caller to settle later."""
     ceiling = settings.TWIN_DAILY_BUDGET_USD
     try:
         with transaction.atomic():
             now = timezone.now()
+            budgets_settle(settle)  # its days' meters first (locked in order), then today's again
             meter = _meter(budget_day(now))
             _expire(meter, now)
             committed = meter.spent_usd + meter.reserved_usd + amount_usd
@@ -103,17 +106,41 @@ def budget_settle(*, entry_id: int, amount_usd: Decimal) -> LedgerEntry:
         # an entry's day never changes: read without a lock, in the same transaction
         day = LedgerEntry.objects.values_list("day", flat=True).get(pk=entry_id)
         meter = _meter(day)  # the meter first, then the entry: the same order as _expire (no deadlock)
-        entry = LedgerEntry.objects.select_for_update().get(pk=entry_id)
-        if entry.status != LedgerEntry.Status.RESERVED:
-            return entry
-        meter.reserved_usd -= entry.reserved_usd
-        meter.spent_usd += amount_usd
-        meter.save()
-        entry.status = LedgerEntry.Status.SETTLED
-        entry.amount_usd = amount_usd
-        entry.settled_at = timezone.now()
-        entry.save(update_fields=["status", "amount_usd", "settled_at"])
+        entry, settled = _settle_on(meter, entry_id, amount_usd, timezone.now())
+        if settled:
+            meter.save()
         return entry
+
+
+def budgets_settle(settlements: Sequence[tuple[int, Decimal]]) -> None:
+    """``budget_settle`` of each (entry, real cost), inside the caller's transaction (a turn's
+    record: ``chat.turns.records``): the meter's row lock is taken here and held until the
+    caller commits, so call this last."""
+    if not settlements:
+        return
+    days = dict(LedgerEntry.objects.filter(pk__in=[entry_id for entry_id, _ in settlements]).values_list("pk", "day"))
+    now = timezone.now()
+    for day in sorted(set(days.values())):
+        meter = _meter(day)  # the meter first, then the entries, as everywhere
+        for entry_id, amount in settlements:
+            if days.get(entry_id) == day:
+                _settle_on(meter, entry_id, amount, now)
+        meter.save()
+
+
+def _settle_on(meter: BudgetDay, entry_id: int, amount_usd: Decimal, now: dt.datetime) -> tuple[LedgerEntry, bool]:
+    """Settle one entry of ``meter``'s day (locked by the caller, who saves it); whether it was
+    still reserved (a settled or expired entry stays as it is)."""
+    entry = LedgerEntry.objects.select_for_update().get(pk=entry_id)
+    if entry.status != LedgerEntry.Status.RESERVED:
+        return entry, False
+    meter.reserved_usd -= entry.reserved_usd
+    meter.spent_usd += amount_usd
+    entry.status = LedgerEntry.Status.SETTLED
+    entry.amount_usd = amount_usd
+    entry.settled_at = now
+    entry.save(update_fields=["status", "amount_usd", "settled_at"])
+    return entry, True
 
 
 def budget_charge(*, amount_usd: Decimal, note: str = "", conversation_id: uuid.UUID | str | None = None,

@@ -32,6 +32,8 @@ class TurnRecorder:
     usage_estimated: bool = False  # a call's provider reported no usage: counted by estimate
     markup_removed: int = 0  # chat-template or tool markup the model wrote as text, kept from the visitor
     ledger_entry_ids: list[int] = field(default_factory=list)  # one per model call
+    # (ledger entry, real cost) of calls not yet settled: the next reservation or the record does it
+    unsettled: list[tuple[int, Decimal]] = field(default_factory=list)
     guard_scores: dict = field(default_factory=dict)  # the semantic guard's cosines, for the trace
     question_vector: list[float] | None = None  # primary model, for grouping unanswered questions
 

@@ -1,5 +1,6 @@
 """A turn's record: the assistant message, TurnLog and AgentTrace in one transaction, its
-ledger entries linked, an unanswered question kept; and the one JSON log line per turn.
+model calls' costs settled and its ledger entries linked in the same one, an unanswered question
+kept; and the one JSON log line per turn.
 
 Written at a turn's end by ``chat.turns.run`` (and by ``chat.turns.recovery`` for a turn whose process
 died). Everything a visitor typed is scrubbed (secrets, card and account numbers) first.
@@ -33,7 +34,8 @@ def turn_record(*, conversation_id: uuid.UUID | str, user_message: Message | Non
                 state: dict, outcome: str, answer: str, error_code: str = "") -> tuple[Message, TurnLog]:
     """Assistant message, TurnLog and AgentTrace, in one transaction (and for a declined
     question its UnansweredQuestion, grouped by subject: the subject is embedded first, outside
-    the transaction)."""
+    the transaction), with the settlement of the calls the turn has not settled yet
+    (``recorder.unsettled``)."""
     subject = None
     unanswered = outcome == Outcome.DECLINED and user_message is not None and not contact_handled(recorder, answer)
     if unanswered and recorder.question_vector:
@@ -89,13 +91,15 @@ def _turn_rows(*, conversation_id: uuid.UUID | str, user_message: Message | None
         tool_calls=scrub(recorder.tool_calls), provider_responses=scrub(recorder.provider_responses),
         unsupported=scrub(state.get("unsupported") or []), error=scrub_text(recorder.error),
     )
-    if recorder.ledger_entry_ids:
-        budget_services.entries_link(entry_ids=recorder.ledger_entry_ids, turn_id=turn.pk)
     if unanswered:
         UnansweredQuestion.objects.create(
             conversation_id=conversation_id, question=scrub_text(user_message.content), reason="no_source",
             embedding=subject_vector,
         )
+    # last: the day's meter stays locked from here to the commit (budget_services.budgets_settle)
+    budget_services.budgets_settle(recorder.unsettled)
+    if recorder.ledger_entry_ids:
+        budget_services.entries_link(entry_ids=recorder.ledger_entry_ids, turn_id=turn.pk)
     return message, turn
 
 

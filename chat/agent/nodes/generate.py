@@ -73,7 +73,7 @@ async def generate(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
             request.messages, request.tools, "")) if exc.code == "deadline" else Decimal("0")
         return await _failed(exc, ctx, entry_id, worst_case, floor=floor)
     except BaseException:
-        await _settle(entry_id, worst_case)  # cancelled or crashed mid-call: assume it was billed
+        _settle(ctx.recorder, entry_id, worst_case)  # cancelled or crashed mid-call: assume it was billed
         raise
     usage = result.usage
     if not result.usage_reported and not provider.offline:
@@ -84,7 +84,7 @@ async def generate(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
         ctx.recorder.usage_estimated = True
         log.warning("provider %s/%s reported no usage: settled at an estimate of %s in / %s out tokens",
                     provider.name, provider.model, usage.input_tokens, usage.output_tokens)
-    await _settle(entry_id, _account(ctx.recorder, provider, usage, result.raw, result.finish_reason or ""))
+    _settle(ctx.recorder, entry_id, _account(ctx.recorder, provider, usage, result.raw, result.finish_reason or ""))
     result.text, removed = strip_markup(result.text)
     if removed or markup.removed:
         ctx.recorder.markup_removed += max(removed, markup.removed)
@@ -141,7 +141,7 @@ async def _reserve(state: AgentState, runtime: Runtime[TurnContext],
     try:
         entry = await database_sync_to_async(budget_services.budget_reserve)(
             amount_usd=worst_case, conversation_id=ctx.conversation_id, ip_hash=ctx.budget_ip_hash,
-            note=f"{provider.name}/{provider.model}")
+            note=f"{provider.name}/{provider.model}", settle=list(ctx.recorder.unsettled))
     except budget_services.BudgetRefused as refused:
         text = say("refuse.budget", detect_language(state.get("question") or "", ctx.lang))
         runtime.stream_writer({"type": "token", "text": text})
@@ -149,6 +149,7 @@ async def _reserve(state: AgentState, runtime: Runtime[TurnContext],
             guard="budget", rule=refused.reason, text=state.get("question") or "",
             conversation_id=ctx.conversation_id, ip_hash=ctx.visitor_ip_hash)
         return None, {"answer": text, "pending_calls": [], "budget_refused": refused.reason}
+    ctx.recorder.unsettled.clear()  # settled in the reservation's transaction
     ctx.recorder.ledger_entry_ids.append(entry.pk)
     return entry.pk, None
 
@@ -172,7 +173,7 @@ async def _failed(exc: ProviderError, ctx: TurnContext, entry_id: int | None, wo
     elif cost < floor:
         recorder.cost_usd += floor - cost
         cost = floor
-    await _settle(entry_id, cost)
+    _settle(recorder, entry_id, cost)
     forwarded = exc.forwarded or recorder.tokens_forwarded
     code = "deadline" if exc.code == "deadline" else "aborted" if forwarded else "provider_error"
     recorder.error = f"{exc.code}: {exc.message}"
@@ -182,10 +183,13 @@ async def _failed(exc: ProviderError, ctx: TurnContext, entry_id: int | None, wo
             "answer": partial.text if partial else "", "pending_calls": []}
 
 
-async def _settle(entry_id: int | None, cost: Decimal) -> None:
+def _settle(recorder: TurnRecorder, entry_id: int | None, cost: Decimal) -> None:
+    """The call's real cost, settled with the turn's next reservation or its record (one
+    transaction each, not one more: ``budget_services.budgets_settle``). Until then the ledger
+    holds the call's worst case, never less; a process that dies first leaves it to expire at
+    that (``budget_services.reservations_expire``)."""
     if entry_id is not None:
-        await database_sync_to_async(budget_services.budget_settle)(entry_id=entry_id,
-                                                                    amount_usd=pricing.round_usd(cost))
+        recorder.unsettled.append((entry_id, pricing.round_usd(cost)))
 
 
 def _account(recorder: TurnRecorder, provider: Provider, usage: Usage, raw: list, finish: str) -> Decimal:
