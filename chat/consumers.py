@@ -38,6 +38,10 @@ log = logging.getLogger(__name__)
 # turn runs). Both counted per socket, in the process that holds it, which is all a socket needs.
 REFUSALS_BEFORE_CLOSE = 3
 SYNC_RATE, SYNC_WINDOW = 30, 60.0
+# An open socket's row lives an hour from its last refresh (guards.limits.socket_seen); a turn
+# refreshes it once this many seconds have passed, not every turn: one statement less a turn,
+# and the row still has at least 55 minutes left after any turn.
+SEEN_EVERY = 300.0
 TURN_TASK = "twinsite-turn"  # a turn goes on after its socket closes; tests wait for these by name
 
 
@@ -47,6 +51,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
     turn: asyncio.Task | None = None
     answered: bool = False
     socket_registered: bool = False
+    seen_at: float = 0.0  # when the socket's row was last refreshed (monotonic)
     staff: bool = False
     visitor_ip: str = ""
     ip_key: str = ""
@@ -94,6 +99,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
             await self.close(code=4429)
             return
         self.socket_registered = True
+        self.seen_at = time.monotonic()
         self.conversation_id = conversation_id
         # Outcomes of the owner's decisions arrive from the worker through the channel layer.
         self.group = conversation_group(conversation_id)
@@ -167,7 +173,9 @@ class ChatConsumer(AsyncWebsocketConsumer):
                 await self.close(code=4429)
             return
         self.refusals = 0
-        await database_sync_to_async(limits.socket_seen)(socket_id=self.channel_name[-64:])
+        if time.monotonic() - self.seen_at >= SEEN_EVERY:
+            await database_sync_to_async(limits.socket_seen)(socket_id=self.channel_name[-64:])
+            self.seen_at = time.monotonic()
         # A task, so the consumer keeps handling frames (a second ask is answered "busy").
         self.answered = False
         self.turn = asyncio.create_task(self._run(self.conversation_id, frame["text"].strip(), after=previous),

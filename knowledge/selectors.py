@@ -67,7 +67,14 @@ _SOURCES_MAX = 500
 
 
 def claim_sources(titles: list[str]) -> dict[str, claims.Source]:
-    """The documents of ``titles`` (those that exist), each as ``knowledge.claims.Source``."""
+    """The documents of ``titles`` (those that exist), each as ``knowledge.claims.Source``. While
+    the process hears the knowledge base's changes (``knowledge.watch``), documents already read
+    are found by their title's content hash, read once per change: no query in a turn."""
+    if WATCH.generation() is not None:
+        digests = WATCH.cached("document_digests", lambda: dict(Document.objects.values_list("title", "content_hash")))
+        kept = {title: _sources.get((title, digests[title])) for title in titles if title in digests}
+        if None not in kept.values():
+            return kept
     out = {}
     for title, body, digest in Document.objects.filter(title__in=titles).values_list("title", "body", "content_hash"):
         with _sources_lock:
