@@ -17,6 +17,7 @@ from chat.models import AgentTrace, Message, UnansweredQuestion
 from chat.texts import text as say
 from knowledge.embedders import embed_query_futures, get_embedders
 from knowledge.models import Document
+from knowledge.watch import WATCH
 
 if TYPE_CHECKING:
     from approvals.models import PendingApproval
@@ -24,7 +25,12 @@ if TYPE_CHECKING:
 
 def starter_questions(lang: str = "en", limit: int = 4) -> list[str]:
     """A few questions the knowledge base can answer, made from its documents' titles and kinds,
-    preferring documents in the visitor's language."""
+    preferring documents in the visitor's language. Read once per announced knowledge change
+    (``knowledge.watch``; on every page while the process hears none), not four queries a page."""
+    return list(WATCH.cached(f"starter_questions:{lang}:{limit}", lambda: _starter_questions(lang, limit)))
+
+
+def _starter_questions(lang: str, limit: int) -> tuple[str, ...]:
     questions: list[str] = []
     for kind in ("cv", "project", "availability", "article"):
         documents = Document.objects.filter(kind=kind).order_by("path")
@@ -32,7 +38,7 @@ def starter_questions(lang: str = "en", limit: int = 4) -> list[str]:
         if document is not None:
             name = document.title.split(":", 1)[-1].strip()
             questions.append(say(f"starter.{kind}", lang, name=name))
-    return questions[:limit]
+    return tuple(questions[:limit])
 
 
 def trace_for_message(*, message_id: int) -> AgentTrace | None:
