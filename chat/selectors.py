@@ -31,13 +31,16 @@ def starter_questions(lang: str = "en", limit: int = 4) -> list[str]:
 
 
 def _starter_questions(lang: str, limit: int) -> tuple[str, ...]:
-    questions: list[str] = []
-    for kind in ("cv", "project", "availability", "article"):
-        documents = Document.objects.filter(kind=kind).order_by("path")
-        document = documents.filter(lang=lang).first() or documents.first()
-        if document is not None:
-            name = document.title.split(":", 1)[-1].strip()
-            questions.append(say(f"starter.{kind}", lang, name=name))
+    kinds = ("cv", "project", "availability", "article")
+    # each kind's first document by path in each language (DISTINCT ON): one query
+    firsts = (Document.objects.filter(kind__in=kinds).order_by("kind", "lang", "path").distinct("kind", "lang")
+              .values_list("kind", "lang", "path", "title"))
+    chosen: dict[str, tuple[bool, str, str]] = {}
+    for kind, language, path, title in firsts:
+        rank = (language != lang, path, title)  # the visitor's language first, then the first by path
+        chosen[kind] = min(chosen.get(kind, rank), rank)
+    questions = [say(f"starter.{kind}", lang, name=chosen[kind][2].split(":", 1)[-1].strip())
+                 for kind in kinds if kind in chosen]
     return tuple(questions[:limit])
 
 
