@@ -60,13 +60,15 @@ async def turn_events(*, conversation_id: uuid.UUID | str, text: str, emit: Emit
     an expiry, so a crashed process frees its slots): one address cannot fill a process's turns;
     its /56 and /48 (IPv6) or /24 (IPv4) hold their multiple of that (``limits.turn_slot``)."""
     slot = f"turn-{uuid.uuid4().hex}"
+    result = None
     try:
         if not await database_sync_to_async(limits.turn_slot)(ip_key=ip_hash(visitor_ip), slot=slot,
                                                              client=visitor_ip):
             await emit({"type": "error", "in_turn": False, "code": "rate_limited",
                         "message": say("error.too_many_turns", lang)})
             return
-        await turn_run(conversation_id=conversation_id, text=text, emit=emit, visitor_ip=visitor_ip, lang=lang)
+        result = await turn_run(conversation_id=conversation_id, text=text, emit=emit, visitor_ip=visitor_ip,
+                                lang=lang, slot=slot)
     except TurnRejected as exc:
         await emit(rejection_event(exc, lang))
     except DATABASE_GONE:  # Postgres away before the turn could start: said with a code
@@ -78,6 +80,7 @@ async def turn_events(*, conversation_id: uuid.UUID | str, text: str, emit: Emit
         await emit({"type": "error", "in_turn": False, "code": "internal", "message": say("error.internal", lang)})
     finally:
         try:
-            await database_sync_to_async(limits.turn_slot_free)(slot=slot)
+            if result is None or result.turn_id is None:  # else freed in the turn's record (chat.turns.records)
+                await database_sync_to_async(limits.turn_slot_free)(slot=slot)
         except DATABASE_GONE:  # the slot expires by itself
             log.warning("turn slot %s not freed: the database is unavailable", slot)

@@ -24,6 +24,7 @@ from chat.models import AgentTrace, Message, PromptSnapshot, TurnLog, Unanswered
 from chat.providers.pricing import round_usd
 from chat.selectors import question_subject_vector
 from chat.texts import text as say
+from guards import limits
 from guards.scrub import scrub, scrub_text
 
 turns_log = logging.getLogger("twinsite.turns")
@@ -31,11 +32,12 @@ log = logging.getLogger(__name__)
 
 
 def turn_record(*, conversation_id: uuid.UUID | str, user_message: Message | None, recorder: TurnRecorder,
-                state: dict, outcome: str, answer: str, error_code: str = "") -> tuple[Message, TurnLog]:
+                state: dict, outcome: str, answer: str, error_code: str = "",
+                slot: str = "") -> tuple[Message, TurnLog]:
     """Assistant message, TurnLog and AgentTrace, in one transaction (and for a declined
     question its UnansweredQuestion, grouped by subject: the subject is embedded first, outside
     the transaction), with the settlement of the calls the turn has not settled yet
-    (``recorder.unsettled``)."""
+    (``recorder.unsettled``) and the freeing of the address's running-turn ``slot``."""
     subject = None
     unanswered = outcome == Outcome.DECLINED and user_message is not None and not contact_handled(recorder, answer)
     if unanswered and recorder.question_vector:
@@ -47,7 +49,7 @@ def turn_record(*, conversation_id: uuid.UUID | str, user_message: Message | Non
             subject = recorder.question_vector
     return _turn_rows(conversation_id=conversation_id, user_message=user_message, recorder=recorder, state=state,
                       outcome=outcome, answer=answer, error_code=error_code, subject_vector=subject,
-                      unanswered=unanswered)
+                      unanswered=unanswered, slot=slot)
 
 
 def contact_handled(recorder: TurnRecorder, answer: str) -> bool:
@@ -64,7 +66,7 @@ def contact_handled(recorder: TurnRecorder, answer: str) -> bool:
 @transaction.atomic
 def _turn_rows(*, conversation_id: uuid.UUID | str, user_message: Message | None, recorder: TurnRecorder,
                state: dict, outcome: str, answer: str, error_code: str,
-               subject_vector: list[float] | None, unanswered: bool) -> tuple[Message, TurnLog]:
+               subject_vector: list[float] | None, unanswered: bool, slot: str = "") -> tuple[Message, TurnLog]:
     citations = state.get("citations") or []
     message = Message.objects.create(
         conversation_id=conversation_id, role=Message.Role.ASSISTANT, content=answer, citations=citations
@@ -96,6 +98,8 @@ def _turn_rows(*, conversation_id: uuid.UUID | str, user_message: Message | None
             conversation_id=conversation_id, question=scrub_text(user_message.content), reason="no_source",
             embedding=subject_vector,
         )
+    if slot:  # the turn's work is done: its address may start another (one transaction less a turn)
+        limits.turn_slot_free(slot=slot)
     # last: the day's meter stays locked from here to the commit (budget_services.budgets_settle)
     budget_services.budgets_settle(recorder.unsettled)
     if recorder.ledger_entry_ids:

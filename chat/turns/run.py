@@ -104,10 +104,12 @@ def group_emitter(conversation_id: uuid.UUID | str) -> Emit:
 
 
 async def turn_run(*, conversation_id: uuid.UUID | str, text: str, emit: Emit,
-                   provider: Provider | None = None, visitor_ip: str = "", lang: str = "en") -> TurnResult:
+                   provider: Provider | None = None, visitor_ip: str = "", lang: str = "en",
+                   slot: str = "") -> TurnResult:
     """Run one visitor turn end to end. Raises TurnRejected before anything runs: ``overloaded``
     when this process already runs ``TWIN_PROCESS_TURNS`` turns, ``busy`` when this conversation
-    runs one.
+    runs one. ``slot``: the address's running-turn slot (``guards.limits.turn_slot``), freed in
+    the turn's record (its ``turn_id`` is then set); the caller frees it otherwise.
 
     One turn at a time per conversation, across processes (two tabs, two daphne processes, the
     worker resuming an approval): a Postgres advisory lock held for the whole turn.
@@ -128,7 +130,7 @@ async def turn_run(*, conversation_id: uuid.UUID | str, text: str, emit: Emit,
             return await run_recorded(conversation_id, graph_input, emit,
                                       provider or get_provider(), user_message=user_message, raw_question=text,
                                       visitor_ip_hash=ip_hash(visitor_ip),
-                                      budget_ip_hash=ip_hash(share_key(visitor_ip)), lang=lang)
+                                      budget_ip_hash=ip_hash(share_key(visitor_ip)), lang=lang, slot=slot)
     except ConversationBusy:
         raise TurnRejected("busy") from None
     finally:
@@ -162,7 +164,8 @@ class _Run:
 
 async def run_recorded(conversation_id: uuid.UUID | str, graph_input: dict | Command | None, emit: Emit,
                        provider: Provider, *, user_message: Message | None, raw_question: str = "",
-                       visitor_ip_hash: str = "", budget_ip_hash: str = "", lang: str = "en") -> TurnResult:
+                       visitor_ip_hash: str = "", budget_ip_hash: str = "", lang: str = "en",
+                       slot: str = "") -> TurnResult:
     """Stream one run of the thread (a visitor's turn or a resume) and record it as a turn."""
     recorder = TurnRecorder(provider=provider.name, model=provider.model)
     context = TurnContext(provider=provider, recorder=recorder, conversation_id=str(conversation_id),
@@ -183,7 +186,8 @@ async def run_recorded(conversation_id: uuid.UUID | str, graph_input: dict | Com
         key = {"aborted": "error.aborted", "unavailable": "error.unavailable",
                "deadline": "error.deadline"}.get(run.error_code, "error.failed")
         await send({"type": "error", "code": run.error_code, "in_turn": True, "message": say(key, lang)})
-    return await _recorded(conversation_id, run, recorder, user_message=user_message, send=send, lang=lang)
+    return await _recorded(conversation_id, run, recorder, user_message=user_message, send=send, lang=lang,
+                           slot=slot)
 
 
 async def _stream(conversation_id: uuid.UUID | str, graph_input: dict | Command | None, context: TurnContext,
@@ -235,12 +239,12 @@ async def _paused(conversation_id: uuid.UUID | str, run: _Run, send: Emit) -> No
 
 
 async def _recorded(conversation_id: uuid.UUID | str, run: _Run, recorder: TurnRecorder, *,
-                    user_message: Message | None, send: Emit, lang: str) -> TurnResult:
+                    user_message: Message | None, send: Emit, lang: str, slot: str = "") -> TurnResult:
     answer, outcome, state = run.state.get("answer") or "", run.outcome, run.state
     try:
         message, turn = await database_sync_to_async(turn_record)(
             conversation_id=conversation_id, user_message=user_message, recorder=recorder, state=state,
-            outcome=outcome, answer=answer, error_code=run.error_code,
+            outcome=outcome, answer=answer, error_code=run.error_code, slot=slot,
         )
     except DATABASE_GONE:
         # Postgres went away: the turn ends for the visitor; its question stays without a record
