@@ -178,10 +178,11 @@ else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "chat.layers.PostgresNotifyChannelLayer"}}
 
 # Every limit counts on CACHES["ratelimit"], atomic across processes: Redis when REDIS_URL is set,
-# else Postgres (guards.ratecache). "default" is per process and holds nothing shared.
+# else Postgres (guards.ratecache; both count every level of a limit in one round trip, incr_many).
+# "default" is per process and holds nothing shared.
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
-    "ratelimit": ({"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+    "ratelimit": ({"BACKEND": "guards.ratecache.RedisCounterCache", "LOCATION": REDIS_URL}
                   if REDIS_URL else {"BACKEND": "guards.ratecache.CounterCache"}),
 }
 RATELIMIT_USE_CACHE = "ratelimit"
