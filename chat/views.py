@@ -9,7 +9,6 @@ from django.views.decorators.clickjacking import xframe_options_exempt
 from django.views.decorators.csp import csp_override
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from django_ratelimit.decorators import ratelimit
 
 from approvals.models import PendingApproval
 from chat.embed import conversation_from_token, conversation_token, origin_allowed
@@ -23,26 +22,6 @@ from guards import limits, login
 from ops.access import staff_may_read
 from twinsite.api_errors import rate_limited_response
 from twinsite.clientip import client_ip_from_request
-
-
-def _limited(request: HttpRequest, kind: str) -> HttpResponse | None:
-    """A 429 with Retry-After when django-ratelimit's decorator found this client over its
-    ``kind`` limit (guards.limits.RATES), or the address's block is over its own."""
-    decision = _decision(request, kind)
-    if decision is None:
-        return None
-    return rate_limited_response(decision.retry_after, say("error.too_many_requests", seconds=decision.retry_after),
-                                 plain=True)
-
-
-def _decision(request: HttpRequest, kind: str) -> limits.Decision | None:
-    """The refusal of a decorated view's request: its address over ``kind``'s limit, else its
-    address's /56, /48 or /24 over theirs (``guards.limits.block_hit``); None when allowed."""
-    if getattr(request, "limited", False):
-        return limits.http_refusal(request, kind, ip_key=visitor_key(kind, request))
-    decision = limits.block_hit(kind, client=client_ip_from_request(request))
-    return None if decision.allowed else decision
-
 
 VISITOR_CSP = {**settings.SECURE_CSP, "style-src": [CSP.SELF]}  # no inline style either
 
