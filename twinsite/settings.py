@@ -54,9 +54,8 @@ from twinsite.settings_provider import provider_endpoint
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("TWIN_VAR_DIR", str(BASE_DIR / "var"))).resolve()
 
-# Off unless asked for: a server started any other way than `make run` (daphne by hand, a
-# container) never shows debug pages. `make run`, manage.py and the test run turn it on when the
-# environment does not say (scripts/serve, manage.py, tests/settings.py).
+# Off unless asked for: a server started otherwise than by `make run` never shows debug pages;
+# scripts/serve, manage.py and tests/settings.py turn it on when the environment does not say.
 DEBUG = env_bool("DEBUG", default=False)
 
 
@@ -65,10 +64,8 @@ SECRET_KEY = env_secret_key(VAR_DIR, debug=DEBUG)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost" + (",testserver" if DEBUG else ""))
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 
-# Cookies: never readable by scripts (the session) and, in production (DEBUG=0), sent over
-# HTTPS only. HSTS is on in production; TWIN_HSTS_SECONDS=0 turns it off (e.g. while trying
-# TLS out). Behind a TLS-terminating proxy (TWIN_TRUSTED_PROXIES) its X-Forwarded-Proto says
-# whether the visitor's request was HTTPS.
+# Cookies: never readable by scripts (the session), HTTPS only in production (DEBUG=0). HSTS in
+# production (TWIN_HSTS_SECONDS=0: off); behind a trusted proxy its X-Forwarded-Proto says HTTPS.
 SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = not DEBUG
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = CSRF_COOKIE_SAMESITE = "Lax"
@@ -177,9 +174,8 @@ if REDIS_URL:
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "chat.layers.PostgresNotifyChannelLayer"}}
 
-# Every limit counts on CACHES["ratelimit"], atomic across processes: Redis when REDIS_URL is set,
-# else Postgres (guards.ratecache; both count every level of a limit in one round trip, incr_many).
-# "default" is per process and holds nothing shared.
+# Every limit counts on CACHES["ratelimit"], atomic across processes, every level in one round trip
+# (guards.ratecache: Redis with REDIS_URL, else Postgres). "default" is per process, sharing nothing.
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
     "ratelimit": ({"BACKEND": "guards.ratecache.RedisCounterCache", "LOCATION": REDIS_URL}
@@ -338,8 +334,7 @@ TWIN_MAX_QUESTION_CHARS = env_int("TWIN_MAX_QUESTION_CHARS", 2000, minimum=100, 
 # doubt band reaches below the margin at which it used to refuse (0.005). The curve: docs/GUARDS.md.
 TWIN_SEMANTIC_SCREEN = env_bool("TWIN_SEMANTIC_SCREEN", True)
 TWIN_SEMANTIC_MARGIN = env_float("TWIN_SEMANTIC_MARGIN", -0.005, minimum=-1.0)
-# For evals and tests only: "shield" answers every turn the screen would pass without the model
-# (``manage.py run_evals --force-shield`` sets it for its run).
+# Evals and tests only: "shield" answers every turn without the model (run_evals --force-shield)
 TWIN_SCREEN_FORCE = env_choice("TWIN_SCREEN_FORCE", "", ("", "shield"))
 TWIN_MAX_TURNS = env_int("TWIN_MAX_TURNS", 40, minimum=1)
 TWIN_TRACE_RETENTION_DAYS = env_int("TWIN_TRACE_RETENTION_DAYS", 90, minimum=1)
