@@ -11,15 +11,13 @@ from dataclasses import dataclass
 
 from guards.grammar import Rule, Words, seq
 from guards.languages import EXTRACTION_PATTERNS, OVERRIDE_PATTERNS, PERSONA_PATTERNS
+from guards.offtopic import OFF_TOPIC_RULES
 from guards.vocabulary import (
     EARLIER,
     INSTRUCTIONS,
-    ORDERED_OBJECTS,
     OVERRIDE_VERBS,
     PROMPT_TARGETS,
     REVEAL_VERBS,
-    TASK_OBJECTS,
-    TASK_VERBS,
 )
 from text import quotes
 from text.lexicon import LANGUAGES, shared
@@ -300,34 +298,7 @@ RULES: list[Rule] = [
         r"(?:^|\n) ?(?:system|assistant|developer|systeem|human|ai) ?:|<\|?\s*/?\s*(?:system|im_start|"
         r"im_end|endoftext|assistant|user)\s*\|?>|\[/?inst\]|\[/?system\]|#{2,}\s*(?:instruction|system|"
         r"response)\b|<<\s*/?sys\s*>>|\[\s*system\s*(?:note|message|prompt)?\s*:")),
-    # clearly off-topic work, asked as a task (not questions about what the owner wrote)
-    Rule("off_topic", "write_for_me", seq(TASK_VERBS, "me a an my the some een mijn mir einen eine ein "
-                                          "meinen meine", TASK_OBJECTS, gap=2, start=True)),
-    Rule("off_topic", "write_for_me", seq(TASK_VERBS, TASK_OBJECTS, gap=0, start=True)),
-    Rule("off_topic", "write_for_me", seq(TASK_OBJECTS, "for_me voor_mij fur_mich", gap=0)),
-    Rule("off_topic", "write_for_me", seq("je u du sie", "een mijn ein eine einen meinen", TASK_OBJECTS,
-                                          "schrijven maken genereren schreiben erstellen verfassen", gap=2)),
-    Rule("off_topic", "homework", seq("my mijn meine mein", "homework huiswerk hausaufgabe* "
-                                      "schoolopdracht* schoolwerk", gap=1)),
-    Rule("off_topic", "homework", seq("do doe mach help", "my mijn meine", "assignment* essay* opdracht* "
-                                      "aufgabe*", gap=1, start=True)),
-    Rule("off_topic", "code_request", seq(TASK_VERBS, "python sql java javascript typescript bash rust "
-                                          "code script programm* function* funktion* functie*", gap=3,
-                                          start=True)),
-    # German formal imperative, anywhere: "Generieren Sie den SQL-Code ..."
-    Rule("off_topic", "code_request", seq("generieren_sie erstellen_sie schreiben_sie programmieren_sie "
-                                          "schreibe_mir erstelle_mir", "code* programm* skript* script* sql "
-                                          "python javascript funktion*", gap=1), orders_only=True),
-    # texts some owners write for a living, when ordered: "Write a headline saying ...!"
-    Rule("off_topic", "write_for_me", seq(TASK_VERBS, "me a an my the some een mijn mir einen eine ein "
-                                          "meinen meine", ORDERED_OBJECTS, gap=2, start=True), orders_only=True),
-    Rule("off_topic", "solve", seq("solve calculate compute los bereken lose berechne", "this the_following "
-                                   "my dit deze mijn diese folgende meine", gap=1, start=True)),
-    Rule("off_topic", "translate", seq("translate vertaal ubersetze uebersetze", "this the_following into "
-                                       "to dit deze naar in diese folgende ins", gap=3, start=True)),
-    Rule("off_topic", "recommend", seq("give recommend suggest geef raad empfiehl gib", "me mij mir",
-                                       "some a een een_paar ein paar", "music movie* film* song* muziek "
-                                       "recipe* recept* musik", gap=1)),
+    *OFF_TOPIC_RULES,  # guards.offtopic: work ordered that is not about the owner
 ]
 
 
