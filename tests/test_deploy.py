@@ -133,3 +133,29 @@ def test_the_proxies_let_the_imports_upload_through_and_nothing_larger():
     everywhere_else = [_bytes(re.search(r"client_max_body_size (\w+);", nginx).group(1)),
                        _bytes(re.search(r"request_body @other \{\s*max_size (\w+)", caddy).group(1))]
     assert max(everywhere_else) < MAX_FILE_BYTES
+
+
+def _pins(name: str) -> list[str]:
+    return re.findall(r"^([\w.\[\]-]+)==", (ROOT / name).read_text(), re.MULTILINE)
+
+
+def test_the_product_and_the_tools_are_pinned_apart_and_the_image_gets_the_product_only():
+    product, tools = _pins("requirements.txt"), _pins("requirements-dev.txt")
+    assert len(product) == len(set(product)) and len(tools) == len(set(tools))  # each package once
+    assert not set(product) & set(tools)
+    assert (ROOT / "requirements-dev.txt").read_text().count("-r requirements.txt\n") == 1
+    assert {"pytest", "pytest-xdist", "ruff", "hypothesis", "schemathesis", "reportlab", "playwright"} <= set(tools)
+    assert not {name for name in product if name.startswith(("pytest", "ruff", "hypothesis", "playwright"))}
+    # nothing outside the tests and benchmarks imports a tool
+    product_code = [path for path in ROOT.glob("*/**/*.py")
+                    if path.parts[len(ROOT.parts)] not in {"tests", "benchmarks", "scripts", ".venv", "var"}]
+    tools = "pytest|hypothesis|schemathesis|reportlab|playwright|websockets|psutil"
+    imports = re.compile(rf"^\s*(?:from|import) ({tools})\b", re.MULTILINE)
+    assert not [path for path in product_code if imports.search(path.read_text(encoding="utf-8"))]
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert re.findall(r"pip install (.*)", dockerfile) == ["-r /tmp/requirements.txt"]
+    assert "COPY requirements-dev" not in dockerfile and "grep" not in dockerfile
+    makefile = (ROOT / "Makefile").read_text()
+    assert re.search(r"^run: install$", makefile, re.MULTILINE)  # the product only
+    assert re.search(r"^test: install-dev ", makefile, re.MULTILINE)
+    assert re.search(r"^\$\(DEV_STAMP\): .*requirements\.txt requirements-dev\.txt$", makefile, re.MULTILINE)
