@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import socket
+import time
 
 import numpy as np
 import pytest
@@ -20,6 +21,25 @@ from django.conf import settings
 from knowledge import embedders as embedders_module
 
 _VECTORS: dict[tuple[str, str, str], np.ndarray] = {}
+_DEVELOPMENT_DATABASE = dict(settings.DATABASES["default"])  # before pytest-django renames it test_...
+
+
+def _synced_passages() -> None:
+    """The passages ``make bootstrap`` embedded into the development database, by model and text:
+    the same model's vectors of the same text, so each test process (one per xdist worker) need
+    not embed the sample again (about 50 s of CPU for both models). A text not there is embedded."""
+    import psycopg
+
+    from twinsite.db import conninfo
+
+    try:
+        with psycopg.connect(conninfo(_DEVELOPMENT_DATABASE), connect_timeout=5) as conn:
+            rows = conn.execute("SELECT embed_model, search_text, embedding::real[] FROM knowledge_knowledgechunk"
+                                ).fetchall()
+    except psycopg.Error:
+        return  # no development database (DATABASE_URL elsewhere, or not migrated): embed as before
+    for model, text, vector in rows:
+        _VECTORS.setdefault((model, "p", text), np.array(vector, dtype=np.float32))
 
 
 class CachingEmbedder:
@@ -83,6 +103,7 @@ def cached_build(kind: str):
 
 @pytest.fixture(scope="session", autouse=True)
 def _cached_embedders():
+    _synced_passages()
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(embedders_module, "build_embedder", cached_build)
         yield
@@ -113,6 +134,20 @@ def _no_outside_network(monkeypatch):
         return real_connect(sock, address)
 
     monkeypatch.setattr(socket.socket, "connect", guarded)
+
+
+@pytest.fixture(autouse=True)
+def _ratelimit_clock_stands_still(monkeypatch):
+    """django-ratelimit ends each key's window at a second of its own (the period's start plus a
+    jitter from the key), so a count that runs across that second starts again and a test fails
+    at that minute of every hour. Its clock stands still in each test: each count reads one window.
+    (The servers the tests start keep the real clock.)"""
+    import types
+
+    import django_ratelimit.core
+
+    now = time.time()
+    monkeypatch.setattr(django_ratelimit.core, "time", types.SimpleNamespace(time=lambda: now))
 
 
 @pytest.fixture

@@ -20,3 +20,9 @@ TWIN_BUDGET_CHECK_SECONDS = 0.0
 # Importing twinsite.asgi (the consumer tests do) must not start a thread that reads whichever
 # test database is there and fills the sentence cache a test counts (the servers keep it on).
 TWIN_WARM_SENTENCES = False
+
+# Each login and each user made costs one hash: the product's count (over a million iterations,
+# about a second of CPU) made the login-limit tests last a minute. Same algorithm, fewer rounds.
+from django.conf import global_settings  # noqa: E402
+
+PASSWORD_HASHERS = ["tests.hashers.QuickPBKDF2PasswordHasher", *global_settings.PASSWORD_HASHERS]

@@ -9,20 +9,6 @@ from django.test import Client
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-@pytest.fixture(autouse=True)
-def one_window(monkeypatch):
-    """django-ratelimit ends each key's window at a second of its own (the period's start plus a
-    jitter from the key), so a count that runs across that second starts again and a test fails
-    at that minute of every hour. Its clock stands still here: each count reads one window."""
-    import time
-    import types
-
-    import django_ratelimit.core
-
-    now = time.time()
-    monkeypatch.setattr(django_ratelimit.core, "time", types.SimpleNamespace(time=lambda: now))
-
-
 def test_new_conversations_from_80_subnets_of_one_48_meet_the_blocks_limit(settings):
     settings.TWIN_RATE_CONVERSATIONS = "2/10m"  # the /48's: 10 (TWIN_RATE_BLOCKS v6/48:5)
     statuses = [Client(REMOTE_ADDR=f"2001:db8:77:{n:02x}00::1").post("/start/").status_code for n in range(80)]
