@@ -112,9 +112,14 @@ def _cached_embedders():
 @pytest.fixture(scope="session", autouse=True)
 def _no_connections_left(django_db_setup, django_db_blocker):
     """Django's pool and the psycopg pools keep connections open; end them before pytest-django
-    drops the test database, which refuses while anyone is connected."""
-    yield
+    drops the test database, which refuses while anyone is connected. First: this process's
+    connections reach its own test database (a pool made before it existed would not)."""
     from django.db import connection
+
+    with django_db_blocker.unblock(), connection.cursor() as cursor:
+        cursor.execute("SELECT current_database()")
+        assert cursor.fetchone()[0] == connection.settings_dict["NAME"], "Django's pool serves another database"
+    yield
 
     with django_db_blocker.unblock(), connection.cursor() as cursor:
         cursor.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "

@@ -20,6 +20,10 @@ TWIN_BUDGET_CHECK_SECONDS = 0.0
 # Importing twinsite.asgi (the consumer tests do) must not start a thread that reads whichever
 # test database is there and fills the sentence cache a test counts (the servers keep it on).
 TWIN_WARM_SENTENCES = False
+# Nor start its warming thread at all: imported while tests are collected, it read the development
+# database before the test database existed, and Django's connection pool made then kept pointing
+# there (with two xdist workers both ran on the development database). The servers keep warming.
+TWIN_WARM_AT_IMPORT = False
 
 # Each login and each user made costs one hash: the product's count (over a million iterations,
 # about a second of CPU) made the login-limit tests last a minute. Same algorithm, fewer rounds.

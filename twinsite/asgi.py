@@ -4,6 +4,7 @@ import logging
 import os
 import threading
 
+from django.conf import settings
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "twinsite.settings")
@@ -49,7 +50,11 @@ def _warm() -> None:
         connection.close()
 
 
-threading.Thread(target=_warm, name="warm-embedders", daemon=True).start()
+# Off in the test run (tests/settings.py): imported while tests are collected, the thread read the
+# development database before pytest-django had made the test database, and Django's connection
+# pool, made then, kept serving that database to the test process (seen with pytest-xdist).
+if getattr(settings, "TWIN_WARM_AT_IMPORT", True):
+    threading.Thread(target=_warm, name="warm-embedders", daemon=True).start()
 
 application = ProtocolTypeRouter({
     # One process serves everything; static files through WhiteNoise's middleware.

@@ -107,7 +107,7 @@ async def test_a_second_question_while_answering_is_busy():
         await communicator.disconnect()
 
 
-@pytest.mark.parametrize("conversation_id", [str(uuid.uuid4()), "not-a-uuid", "a.b"])
+@pytest.mark.parametrize("conversation_id", [pytest.param(str(uuid.uuid4()), id="unknown-uuid"), "not-a-uuid", "a.b"])
 async def test_unknown_or_malformed_conversation_gets_an_error_not_a_crash(conversation_id):
     communicator = await connect(conversation_id)
     try:
