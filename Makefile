@@ -51,8 +51,12 @@ run: install
 lint: install-dev
 	$(PY) -m ruff check .
 
+# The suite on both cores: two pytest-xdist workers, each on a test database of its own
+# (test_<name>_gw0, _gw1), a test file's tests on one worker in file order; the 25 slowest tests
+# are printed (BENCHMARKS.md, "The test suite"). TEST_WORKERS=0 runs it in one process.
+TEST_WORKERS ?= 2
 test: install-dev bootstrap lint
-	$(PY) -m pytest $(TEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=25 $(TEST_ARGS)
 
 # Opt-in: the twin against a real local model (docs/OPERATIONS.md, Local models). Builds llama-cpp-python's
 # server and llama.cpp's llama-server the first time (~5 minutes each on 2 cores), adds
