@@ -41,22 +41,26 @@ _PRICE = re.compile(r"(?:€|eur\b|euro|\$|£)\s*\d|\d\s*(?:€|euro)|per\s+(?:h
 KINDS = tuple(_WORDS)
 
 
+def _named(doc: Imported, headings: list[str]) -> dict[str, float]:
+    """Each kind's score from the words that name it: in the hints (3 each), the title (2) and the
+    headings (0.5); a PDF or DOCX hints a CV."""
+    scores = dict.fromkeys(KINDS, 0.0)
+    # every word of every hint counts, a repeated one again; the title's and headings' words once
+    weighted = [(3.0, [t for hint in doc.hints for t in _TOKEN.findall(hint.lower())]),
+                (2.0, set(_TOKEN.findall(doc.title.lower())) - _SECTION_ONLY),
+                (0.5, {t for h in headings for t in _TOKEN.findall(h.lower())} - _SECTION_ONLY)]
+    for weight, tokens in weighted:
+        for token in tokens:
+            if token in _LEXICON:
+                scores[_LEXICON[token]] += weight
+    scores["cv"] += 2 * sum(hint in ("pdf", "docx") for hint in doc.hints)
+    return scores
+
+
 def guess_kind(doc: Imported) -> tuple[str, bool]:
     """(kind, sure) for ``doc``: its hints, title and body read as the module says."""
-    scores = dict.fromkeys(KINDS, 0.0)
-    for hint in doc.hints:
-        for token in _TOKEN.findall(hint.lower()):
-            if token in _LEXICON:
-                scores[_LEXICON[token]] += 3
-        if hint in ("pdf", "docx"):
-            scores["cv"] += 2
-    for token in set(_TOKEN.findall(doc.title.lower())) - _SECTION_ONLY:
-        if token in _LEXICON:
-            scores[_LEXICON[token]] += 2
     headings = [line.lstrip("#").strip() for line in doc.body.splitlines() if line.startswith("#")]
-    for token in {t for h in headings for t in _TOKEN.findall(h.lower())} - _SECTION_ONLY:
-        if token in _LEXICON:
-            scores[_LEXICON[token]] += 0.5
+    scores = _named(doc, headings)
     ranges = len(_RANGE.findall(doc.body))
     scores["cv"] += 3 if ranges >= 3 else ranges * 0.5
     if len(headings) >= 2 and sum(h.endswith("?") for h in headings) >= 0.5 * len(headings):

@@ -147,6 +147,22 @@ def _date(text: str | None) -> dt.date | None:
         return None
 
 
+def _visit(fetcher: Fetcher, url: str, read: set[str], seen: set[str],
+           todo: deque[str] | None) -> tuple[_Page, Imported | None, str] | None:
+    """Read one page: (the page, its document or None, why not), or None for a redirect to a page
+    read already. With ``todo``, its same-host links not seen yet are queued."""
+    page = _page(fetcher, url)
+    if page.url != url and page.url in read:
+        return None
+    read.add(page.url)
+    if todo is not None:
+        fresh = [link for link in dict.fromkeys(_links(page, fetcher.host)) if link not in seen]
+        seen.update(fresh)
+        todo.extend(fresh)
+    doc, reason = page_document(page.url, page.html)
+    return page, doc, reason
+
+
 def _crawl(fetcher: Fetcher, robots: RobotFileParser, queue: list[str], lastmod: dict[str, dt.date | None], *,
            max_pages: int, follow_links: bool, progress: ProgressFn | None,
            strict: bool) -> tuple[list[Imported], list[Skipped]]:
@@ -165,16 +181,10 @@ def _crawl(fetcher: Fetcher, robots: RobotFileParser, queue: list[str], lastmod:
         if progress:
             progress(fetched, min(max_pages, fetched + len(todo)), url)
         try:
-            page = _page(fetcher, url)
-            if page.url != url and page.url in read:  # a redirect to a page read already
+            visited = _visit(fetcher, url, read, seen, todo if follow_links else None)
+            if visited is None:  # a redirect to a page read already
                 continue
-            read.add(page.url)
-            if follow_links:
-                for link in _links(page, fetcher.host):
-                    if link not in seen:
-                        seen.add(link)
-                        todo.append(link)
-            doc, reason = page_document(page.url, page.html)
+            page, doc, reason = visited
         except BudgetSpent as exc:
             if strict:
                 raise

@@ -136,16 +136,7 @@ class OfflineProvider:
             parts.append(whole)
             plan = replace(plan, question="")  # answered; a contact request in the same turn still is
         looked_up = [(name, result) for name, result in turn.results if name in _LOOKUPS]
-        passages: list[Passage] = []
-        failed = False
-        for name, result in looked_up:
-            if "error" in result:
-                failed = True
-                continue
-            for rank, hit in enumerate(result.get("results") or []):
-                passages.append(Passage(title=str(hit.get("title", "")), heading=str(hit.get("heading", "")),
-                                        text=str(hit.get("text", "")), rank=rank,
-                                        on_topic=name == "check_availability"))
+        passages, failed = _passages(looked_up)
         if looked_up:
             question = plan.question or turn.question
             if plan.context:  # what "it" is: the earlier question's words, without its question words
@@ -239,3 +230,17 @@ class _Turn:
                     payload = {"error": "unexpected tool result"}
                 results.append((names.get(message.get("tool_call_id", ""), ""), payload))
         return cls(question, results, earlier, previous)
+
+
+def _passages(looked_up: list[tuple[str, dict]]) -> tuple[list[Passage], bool]:
+    """The passages the lookups returned, ranked as they came, and whether a lookup failed."""
+    passages: list[Passage] = []
+    failed = False
+    for name, result in looked_up:
+        if "error" in result:
+            failed = True
+            continue
+        passages += [Passage(title=str(hit.get("title", "")), heading=str(hit.get("heading", "")),
+                             text=str(hit.get("text", "")), rank=rank, on_topic=name == "check_availability")
+                     for rank, hit in enumerate(result.get("results") or [])]
+    return passages, failed
