@@ -11,6 +11,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.urls import reverse
 
+from knowledge.importing.followed import followed
 from knowledge.models import Document
 from knowledge.tasks import knowledge_import_task
 from ops.models import Job
@@ -54,7 +55,9 @@ def test_every_source_that_fails_has_its_own_line_and_the_others_are_written(tmp
     assert err.getvalue().splitlines() == [
         f"failed   {tmp_path / 'missing.pdf'}: no such file or folder",
         f"failed   {tmp_path / 'notes.txt'}: not a PDF, a DOCX file, a folder of Markdown or a web address"]
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["cv.md", "owner.yaml"]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["cv.md", "imports.yaml", "owner.yaml"]
+    # only the source that was read is followed
+    assert [s.source for s in followed(tmp_path / "out")] == [str(tmp_path / "cv.pdf")]
 
 
 @pytest.mark.django_db
