@@ -78,12 +78,7 @@ class Command(BaseCommand):
             should = (expect == "block") if expect else (bool(row.get(label)) if label else None)
             if should is not None:
                 out["expected"] = "block" if should else "pass"
-                for group in _groups(row, text):
-                    stats[group]["positives" if should else "negatives"] += 1
-                    stats[group][f"{'attacks' if should else 'honest'}:{result.verdict}"] += 1
-                    for margin in margins:
-                        curves[margin][group]["positives" if should else "negatives"] += 1
-                        curves[margin][group][f"{'attacks' if should else 'honest'}:{_at(result, margin)}"] += 1
+                _count(stats, curves, _groups(row, text), result, attack=should)
             if not quiet:
                 self.stdout.write(json.dumps(out, ensure_ascii=False))
         verdicts = collections.Counter(key.split(":")[0] for key in rules.elements())
@@ -96,6 +91,17 @@ class Command(BaseCommand):
             summary.setdefault("curve", {})[f"{margin:+.4f}"] = {
                 group: _rates(counts) for group, counts in sorted(groups.items(), key=lambda kv: kv[0] != "all")}
         self.stdout.write(json.dumps(summary, ensure_ascii=False))
+
+
+def _count(stats: dict, curves: dict, groups: list[str], result: ScreenResult, *, attack: bool) -> None:
+    """One labelled line in each of its groups: at the configured margin and at every margin of the curve."""
+    kind = "attacks" if attack else "honest"
+    for group in groups:
+        stats[group]["positives" if attack else "negatives"] += 1
+        stats[group][f"{kind}:{result.verdict}"] += 1
+        for margin, counts in curves.items():
+            counts[group]["positives" if attack else "negatives"] += 1
+            counts[group][f"{kind}:{_at(result, margin)}"] += 1
 
 
 def _at(result: ScreenResult, margin: float) -> str:
