@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from approvals.drafts import DRAFTS, arguments_parse
 from approvals.errors import AlreadyDecided, AlreadyPending, InvalidDecision, NotApproved, UnknownApproval
-from approvals.models import ContactMessage, PendingApproval
+from approvals.models import ContactMessage, GeneratedPassword, PendingApproval
 from approvals.tasks import contact_message_deliver_task
 from twinsite.retry import retry_at
 
@@ -263,3 +263,11 @@ def approvals_forget(*, conversation_ids) -> int:
     # requests only: their digest links go with them (cascade) and are not counted
     return PendingApproval.objects.filter(conversation_id__in=conversation_ids).delete()[1].get(
         "approvals.PendingApproval", 0)
+
+
+def generated_password_rehashed(*, user, before: str) -> None:
+    """Keep following the printed password when a login hashed it again: Django raises a hash's
+    work factor at the login that checks it, which changes the hash and not the password. Only a
+    generated password whose hash was ``before`` the login moves along."""
+    if before and user.password != before:
+        GeneratedPassword.objects.filter(user=user, password=before).update(password=user.password)

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.utils import translation
@@ -11,6 +12,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from approvals.models import PendingApproval
+from approvals.services import generated_password_rehashed
 from chat.embed import conversation_from_token, conversation_token, origin_allowed
 from chat.models import Conversation
 from chat.selectors import starter_questions, trace_for_message, why_context
@@ -192,8 +194,11 @@ def admin_login(request: HttpRequest) -> HttpResponse:
                             device=login.device_nonce(request, username))
     if refusal is not None:
         return rate_limited_response(refusal.retry_after, refusal.message(), plain=True)
+    before = get_user_model().objects.filter(username=username).values_list("password", flat=True).first()
     response = admin.site.login(request)
     if response.status_code == 302 and request.user.is_authenticated:
+        # a login changes no password, but Django may hash it again (a higher work factor)
+        generated_password_rehashed(user=request.user, before=before or "")
         login.succeeded(request.user.get_username())
         login.device_cookie_set(request, response, request.user.get_username())
     return response
