@@ -54,7 +54,7 @@ from knowledge.cited import (
     stems,
     translated_away,
 )
-from knowledge.claims.readings import apart_names, names_in, quotes_sentence, reverses, sense_of
+from knowledge.claims.readings import ATTRIBUTION, apart_names, names_in, quotes_sentence, reverses, sense_of
 from knowledge.embedders import Embedder
 from knowledge.translation import cached_vectors
 from text import topics
@@ -72,15 +72,10 @@ ADDED_WORDS = 2  # novel words enough in a claim that says it adds something ("a
 NOVEL_WORDS, NOVEL_SHARE = 3, 0.5  # a claim this new to its document says something else (development set)
 MOST_CLAIMS = 24  # cited sentences checked per answer at most (the first): a long answer costs no more
 NEAREST = 2  # the sentences nearest a claim in meaning, whose neighbourhood must hold its names and numbers
-_NAME = re.compile(r"(?<=[\s(\"'\u201c\u2018])(?:[A-Z][\w'\u2019&-]*|[\w-]*\d[\w-]*[A-Za-z][\w-]*)")
 _ADDING = shared().words("adding.words", ("en", "nl", "de"))
 _CITATION = re.compile(r"\[source:\s*([^\]\n]+?)\s*\]")
 _AFTER_CITATION = re.compile(r"(\[source:[^\]\n]+\])[ \t]+(?=[A-Z0-9(\"'\u201c])")
 _LEADING_CITATIONS = re.compile(r"^(?:\s*\[source:[^\]\n]+\])+\s*")
-# a model's lead-in that names where it read the claim ("According to her CV, ...", "Volgens zijn
-# website ..."): no claim of its own, and "CV" is no name the document must write
-_ATTRIBUTION = re.compile(r"^(?:according to|as (?:stated|noted|listed|mentioned|described) (?:in|on)|volgens|zoals)"
-                          r"(?:\s+[^\s,\d]+){1,4},\s*", re.IGNORECASE)
 _cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
 
 # each kind of finding: the coarse reason it is shown with, and whether it is certain
@@ -310,7 +305,7 @@ def _novel(claim: str, owner: str, source: Source, named: list[str]) -> tuple[st
     ``named``: the claim's names, checked as names (none is new here)."""
     own = {w[:6] for w in owner_references(owner)}
     names = {w.lower()[:6] for w in named}
-    lead = _ATTRIBUTION.match(claim)
+    lead = ATTRIBUTION.match(claim)
     said = [w for w in dict.fromkeys(topics.content_words(claim[lead.end():] if lead else claim))
             if len(w) >= 3 and w[:6] not in own]
     # numbers are read as numbers; a short word may open a longer one of the document ("hour": "hourly")

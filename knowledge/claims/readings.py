@@ -5,10 +5,7 @@ document's round; split from ``knowledge.claims``, which judges with them."""
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
 from collections.abc import Callable
-
-import numpy as np
 
 from knowledge.cited import (
     Source,
@@ -24,53 +21,11 @@ from text.lexicon import shared
 from text.numbers import SCALED, quantities, shown
 from text.topics import owner_references
 
-MEANING_FLOOR = 0.83
-NEGATION_NEAR = 0.85  # a nearest clause this close says the same thing, so a negation turns it round
-NEGATION_OVERLAP = 0.7  # the same, read from the words: this share of the claim's content words
-LEXICAL_ENOUGH = 0.7  # a piece holding this share of a claim's content words places it without the model
-ADDED_WORDS = 2  # novel words enough in a claim that says it adds something ("also", "ook")
-NOVEL_WORDS, NOVEL_SHARE = 3, 0.5  # a claim this new to its document says something else (development set)
-MOST_CLAIMS = 24  # cited sentences checked per answer at most (the first): a long answer costs no more
-NEAREST = 2  # the sentences nearest a claim in meaning, whose neighbourhood must hold its names and numbers
 _NAME = re.compile(r"(?<=[\s(\"'\u201c\u2018])(?:[A-Z][\w'\u2019&-]*|[\w-]*\d[\w-]*[A-Za-z][\w-]*)")
-_ADDING = shared().words("adding.words", ("en", "nl", "de"))
-_CITATION = re.compile(r"\[source:\s*([^\]\n]+?)\s*\]")
-_AFTER_CITATION = re.compile(r"(\[source:[^\]\n]+\])[ \t]+(?=[A-Z0-9(\"'\u201c])")
-_LEADING_CITATIONS = re.compile(r"^(?:\s*\[source:[^\]\n]+\])+\s*")
 # a model's lead-in that names where it read the claim ("According to her CV, ...", "Volgens zijn
 # website ..."): no claim of its own, and "CV" is no name the document must write
-_ATTRIBUTION = re.compile(r"^(?:according to|as (?:stated|noted|listed|mentioned|described) (?:in|on)|volgens|zoals)"
+ATTRIBUTION = re.compile(r"^(?:according to|as (?:stated|noted|listed|mentioned|described) (?:in|on)|volgens|zoals)"
                           r"(?:\s+[^\s,\d]+){1,4},\s*", re.IGNORECASE)
-_cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
-
-# each kind of finding: the coarse reason it is shown with, and whether it is certain
-KINDS = {
-    "figure": "number",  # a figure the document does not write (in its language, or counting the same)
-    "new-figure": "number",  # the same, in the other language than the document, which counts no such thing
-    "rate": "number",  # the document's figure, per another period
-    "name": "name",  # a name the document never writes, in either language
-    "elsewhere": "",  # another document of the owner says it, the cited one does not (its reason: what
-    # the check of the cited one found)
-    "listed": "negation",  # a negating list's item, restated without the negation
-    "negation-dropped": "negation",  # a negating sentence's words, without the negation
-    "negation": "negation",  # the nearest clause, its sense turned round
-    "opposite": "negation",  # the other one of a pair ("part-time" for "full-time")
-    "governed": "negation",  # the words a negation governs, said without it
-    "novel": "meaning",  # mostly words the document does not write
-    "added": "meaning",  # "also …" with words the document does not write
-    "far": "meaning",  # no sentence of the document near it in meaning
-    "apart": "combination",  # a name or number of the document, not beside what the claim says
-    "binding": "combination",  # two names the document binds to other names
-}
-# a name is a doubt: the document may write it in another form (a region or an organisation in the
-# other language, "GPs" for "general practitioners"): 31 of 34 right on the sets read, too few
-CERTAIN = frozenset({"figure", "elsewhere"})
-# what the cited document does not write at all: said by another document, it was cited wrongly (a
-# finding where the cited document speaks of the same, a negation or a combination, is not)
-ABSENT = frozenset({"new-figure", "name", "novel", "added", "far"})
-_COUNTED = re.compile(r"[\d][\d.,]*%?|[€$£]|[^\W\d_][\w'-]*")
-_UNIT_WORDS = {"€": "euro", "eur": "euro", "euros": "euro", "$": "dollar", "£": "pound", "%": "percent",
-               "procent": "percent", "per": "", "percentage": "percent"}
 
 
 def apart_names(claim: str, named: list[str], across: bool, source: Source, nearest: list[int]) -> list[str]:
@@ -130,7 +85,7 @@ def names_in(claim: str, owner: str) -> list[str]:
     # days are names: one the source lacks is flagged ("on Mondays" where it says "donderdag"), in
     # the other language through text.counterparts.phrase_groups
     skip = owner_references(owner) | shared().words("calendar.months")
-    lead = _ATTRIBUTION.match(claim)  # "According to her CV, ...": where it read, no name of the claim's
+    lead = ATTRIBUTION.match(claim)  # "According to her CV, ...": where it read, no name of the claim's
     found = []
     for match in _NAME.finditer(claim):  # a sentence's first word is capitalised anyway
         if (lead and match.start() < lead.end()) or SCALED.fullmatch(match.group(0)):
