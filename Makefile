@@ -51,11 +51,10 @@ run: install
 lint: install-dev
 	$(PY) -m ruff check .
 
-# The suite in one process by default; TEST_WORKERS=2 runs two pytest-xdist workers, each on a
-# test database of its own (test_<name>_gw0, _gw1), a test file's tests on one worker in file order
-# (not the default yet: two tests that count the lock connections of the whole database fail
-# there). The 25 slowest tests are printed (BENCHMARKS.md, "The test suite").
-TEST_WORKERS ?= 0
+# Two pytest-xdist workers, each on a test database of its own (test_<name>_gw0, _gw1), a test
+# file's tests on one worker in file order; TEST_WORKERS=0 runs the suite in one process. The 25
+# slowest tests are printed (BENCHMARKS.md, "The test suite").
+TEST_WORKERS ?= 2
 test: install-dev bootstrap lint
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=25 $(TEST_ARGS)
 

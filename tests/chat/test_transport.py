@@ -146,6 +146,9 @@ async def test_open_sockets_per_address_are_limited(settings):
     conversation = await database_sync_to_async(conversation_create)()
     headers = await session_headers(conversation.pk)
     first, second = await open_socket(conversation.pk, headers), await open_socket(conversation.pk, headers)
+    for served in (first, second):  # the socket is accepted before it is counted: wait until it is counted
+        await served.send_to(text_data="not json")
+        assert json.loads(await served.receive_from(timeout=10))["code"] == "bad_json"
     third = await open_socket(conversation.pk, headers)
     try:
         event = json.loads(await third.receive_from(timeout=10))
