@@ -2,7 +2,8 @@
 one quantity written two ways compares equal: ``1,100`` = ``1.100`` = ``1100``; ``2,5`` = ``2.5``;
 "two days" = "twee dagen" = "2 days"; "March 2022" = "maart 2022" = ``2022-03``. A range
 ("2019-2022") holds both ends. What compares is the value: the unit beside it is the words'
-business (a claim's words are compared with its source by meaning).
+business (a claim's words are compared with its source by meaning). ``MONEY`` finds an amount of
+money, the one price pattern of the importer and the offline answerer.
 """
 
 from __future__ import annotations
@@ -43,6 +44,14 @@ class Quantities:
         """What this text states that ``source`` does not: its values and months not found there."""
         missing = [shown(v) for v in sorted(self.values - source.values)]
         return missing + [f"month {m}" for m in sorted(self.months - source.months)]
+
+
+# An amount of money: a currency's sign or code before the figure ("€ 95", "EUR 1.200", "$40"), the
+# euro sign after it ("700 €"), or a currency's name after it, a scale word between ("95 euro",
+# "1.200,- euro", "3 million dollars", "12k GBP": the group ``scale``).
+MONEY = re.compile(r"[€$£]\s*\d|\d\s*€|"
+                   r"\d[\d.,]*(?:,-)?\s*(?P<scale>k|duizend|thousand|million|miljoen|mln|billion|miljard)?"
+                   r"\s*(?:euros?|eur|dollars?|usd|gbp|chf|pounds?)\b|\b(?:euros?|eur|usd|gbp|chf)\s*\d", re.IGNORECASE)
 
 
 # "1.9k stars", "12K": thousands (not "m", which is also metres)

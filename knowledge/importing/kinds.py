@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from knowledge.importing.model import Imported
+from text.numbers import MONEY
 
 _WORDS = {
     "cv": "cv curriculum vitae resume résumé werkervaring experience education opleiding opleidingen loopbaan "
@@ -36,8 +37,10 @@ _TOKEN = re.compile(r"[a-zà-ÿ]+(?:-[a-zà-ÿ]+)*")
 _YEAR = r"(?:19|20)\d{2}"
 _RANGE = re.compile(rf"{_YEAR}\s*[-–—]+\s*(?:{_YEAR}|present|heden|now|nu|today|current)|"
                     rf"(?:since|sinds|vanaf|from)\s+(?:\w+\s+)?{_YEAR}", re.I)
-_PRICE = re.compile(r"(?:€|eur\b|euro|\$|£)\s*\d|\d\s*(?:€|euro)|per\s+(?:hour|uur|day|dag)|uurtarief|day rate",
-                    re.I)
+# A price is an amount of money (``text.numbers.MONEY``) short of millions, which are a project's
+# budget ("21 million euro"), not a fee; or a rate's words without an amount ("per uur")
+_RATE = re.compile(r"per\s+(?:hour|uur|day|dag)|uurtarief|day rate", re.I)
+_BUDGET_SCALES = frozenset({"million", "miljoen", "mln", "billion", "miljard"})
 KINDS = tuple(_WORDS)
 
 
@@ -65,7 +68,8 @@ def guess_kind(doc: Imported) -> tuple[str, bool]:
     scores["cv"] += 3 if ranges >= 3 else ranges * 0.5
     if len(headings) >= 2 and sum(h.endswith("?") for h in headings) >= 0.5 * len(headings):
         scores["faq"] += 3
-    if len(_PRICE.findall(doc.body)) >= 1:
+    if _RATE.search(doc.body) or any((m["scale"] or "").lower() not in _BUDGET_SCALES
+                                     for m in MONEY.finditer(doc.body)):
         scores["availability"] += 1.5
     lines = [ln for ln in doc.body.splitlines() if ln.strip() and not ln.startswith("#")]
     if len(lines) >= 5 and sum(ln.lstrip().startswith(("- ", "* ")) for ln in lines) >= 0.6 * len(lines):

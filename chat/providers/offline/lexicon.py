@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 from text.lexicon import Lexicon, shared
+from text.numbers import MONEY
 
 WORDS = Lexicon(Path(__file__).resolve().parent / "data")
 _SHARED = shared()
@@ -57,9 +58,7 @@ _NUMBER = rf"(?:\d[\d.,]*|\b(?:{_NUMBER_WORDS}|anderhalf|several|enkele))"
 _LENGTH = re.compile(r"\d[\d.,]*\s*-?\s*(?:km|kilomet(?:er|re)s?|miles?|m|met(?:er|re)s?)\b", re.IGNORECASE)
 _MEASURE_EVIDENCE = {
     "duration": re.compile(rf"{_NUMBER}\s*-?\s*{_UNITS}\b|\b(?:19|20)\d\d\b", re.IGNORECASE),
-    "money": re.compile(r"[€$£]\s*\d|\d[\d.,]*(?:,-)?\s*(?:k|duizend|thousand|million|miljoen|mln|billion|miljard)?"
-                        r"\s*(?:euros?|eur|dollars?|usd|gbp|chf|pounds?)\b|\b(?:euros?|eur|usd|gbp|chf)\s*\d",
-                        re.IGNORECASE),
+    "money": MONEY,
     "weight": re.compile(r"\d[\d.,]*\s*(?:kg|kilos?|kilograms?|kilogrammes?|grams?|gram|tons?|tonnes?|ton|lbs?)\b",
                          re.IGNORECASE),
 }

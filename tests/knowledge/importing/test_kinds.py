@@ -34,3 +34,10 @@ def test_without_any_sign_the_guess_is_unsure():
 def test_work_in_a_title_is_no_portfolio_as_a_sites_work_section_is(title):
     assert guess_kind(Imported(source="x", title=title, body="I sing bass in a choir.\n"))[0] != "project"
     assert guess_kind(Imported(source="x", title=title, body="Text.\n", hints=["work"]))[0] == "project"
+
+
+def test_a_fee_is_a_price_and_a_projects_budget_in_millions_is_none():
+    fee = Imported(source="x", title="Samenwerken", body="Een dag advies kost 840 euro.\n")
+    budget = Imported(source="x", title="Samenwerken", body="De aanbesteding was 14 miljoen euro.\n")
+    assert guess_kind(fee)[0] == "availability"
+    assert guess_kind(budget)[0] != "availability"
