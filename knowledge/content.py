@@ -136,27 +136,40 @@ def parse_text(raw: str, rel: str) -> SourceDocument:
     return doc
 
 
+@dataclass(frozen=True)
+class Heading:
+    start: int  # its first line, from 0
+    end: int  # the line after it (a setext heading has two)
+    level: int
+    text: str
+
+
+def outline(body: str) -> tuple[list[str], list[Heading]]:
+    """A Markdown body's lines (every line end read as ``\\n``) and its headings, as CommonMark
+    reads them: the one heading reader of the sync and the importer. Top-level headings only: a
+    "# " inside a list item or a quote is part of that block."""
+    body = body.replace("\r\n", "\n").replace("\r", "\n")
+    tokens = _MARKDOWN.parse(body)
+    return body.split("\n"), [Heading(t.map[0], t.map[1], int(t.tag[1]), tokens[i + 1].content.strip())
+                              for i, t in enumerate(tokens) if t.type == "heading_open" and t.level == 0 and t.map]
+
+
 def chunk_markdown(title: str, body: str) -> list[Chunk]:
     """Split per heading; each chunk keeps the document title and its heading path, and its text
     as the owner wrote it (the lines between one heading and the next)."""
-    body = body.replace("\r\n", "\n").replace("\r", "\n")
-    lines = body.split("\n")
-    tokens = _MARKDOWN.parse(body)
-    # top-level headings only: a "# " inside a list item or a quote is part of that block
-    headings = [(t.map[0], t.map[1], int(t.tag[1]), tokens[i + 1].content.strip())
-                for i, t in enumerate(tokens) if t.type == "heading_open" and t.level == 0 and t.map]
-    sections: list[tuple[list[str], int, int]] = [([], 0, headings[0][0] if headings else len(lines))]
+    lines, headings = outline(body)
+    sections: list[tuple[list[str], int, int]] = [([], 0, headings[0].start if headings else len(lines))]
     stack: list[tuple[int, str]] = []
-    for n, (_, end, level, heading) in enumerate(headings):
-        stack = [(lvl, h) for lvl, h in stack if lvl < level] + [(level, heading)]
-        stop = headings[n + 1][0] if n + 1 < len(headings) else len(lines)
-        sections.append(([h for _, h in stack], end, stop))
+    for n, heading in enumerate(headings):
+        stack = [(lvl, h) for lvl, h in stack if lvl < heading.level] + [(heading.level, heading.text)]
+        stop = headings[n + 1].start if n + 1 < len(headings) else len(lines)
+        sections.append(([h for _, h in stack], heading.end, stop))
     chunks: list[Chunk] = []
-    for headings, start, stop in sections:
+    for path, start, stop in sections:
         text = "\n".join(lines[start:stop]).strip()
         if not text:
             continue
-        heading_path = " > ".join(headings)
+        heading_path = " > ".join(path)
         embed_text = f"{title}\n{heading_path}\n{normalize(text)}" if heading_path else f"{title}\n{normalize(text)}"
         chunks.append(Chunk(
             ordinal=len(chunks), heading_path=heading_path, text=text,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from knowledge.content import outline
 from knowledge.importing.model import Imported
 from text.numbers import MONEY
 
@@ -62,7 +63,10 @@ def _named(doc: Imported, headings: list[str]) -> dict[str, float]:
 
 def guess_kind(doc: Imported) -> tuple[str, bool]:
     """(kind, sure) for ``doc``: its hints, title and body read as the module says."""
-    headings = [line.lstrip("#").strip() for line in doc.body.splitlines() if line.startswith("#")]
+    lines, marks = outline(doc.body)
+    headings = [heading.text for heading in marks]
+    in_heading = {n for heading in marks for n in range(heading.start, heading.end)}
+    lines = [line for n, line in enumerate(lines) if line.strip() and n not in in_heading]
     scores = _named(doc, headings)
     ranges = len(_RANGE.findall(doc.body))
     scores["cv"] += 3 if ranges >= 3 else ranges * 0.5
@@ -71,7 +75,6 @@ def guess_kind(doc: Imported) -> tuple[str, bool]:
     if _RATE.search(doc.body) or any((m["scale"] or "").lower() not in _BUDGET_SCALES
                                      for m in MONEY.finditer(doc.body)):
         scores["availability"] += 1.5
-    lines = [ln for ln in doc.body.splitlines() if ln.strip() and not ln.startswith("#")]
     if len(lines) >= 5 and sum(ln.lstrip().startswith(("- ", "* ")) for ln in lines) >= 0.6 * len(lines):
         scores["skills"] += 1
     if doc.updated and doc.words >= 400 and len(headings) <= 8:

@@ -41,3 +41,9 @@ def test_a_fee_is_a_price_and_a_projects_budget_in_millions_is_none():
     budget = Imported(source="x", title="Samenwerken", body="De aanbesteding was 14 miljoen euro.\n")
     assert guess_kind(fee)[0] == "availability"
     assert guess_kind(budget)[0] != "availability"
+
+
+def test_headings_are_read_as_commonmark_reads_them_not_a_fenced_comment():
+    body = ("## Kan ik je inhuren?\n\nJa.\n\n## Werk je op locatie?\n\nSoms.\n\n"
+            "```sh\n# eerst bijwerken\n# dan opnieuw starten\n# en dan de log lezen\n```\n")
+    assert guess_kind(Imported(source="x", title="Allerlei", body=body))[0] == "faq"
