@@ -26,7 +26,7 @@ from evals.owners import owner_get
 from knowledge import claims
 from knowledge.content import read_folder
 from knowledge.embedders import get_embedder
-from text import topics
+from text.words import words
 
 DEV = Path(__file__).resolve().parent / "data" / "claims.jsonl"
 CERTAIN_LABELS = frozenset({"changed-number", "other-document"})
@@ -133,4 +133,4 @@ def _verdict(found: claims.Unsupported | None) -> dict:
 
 def _said(sentence: str) -> str:
     """A sentence as its words, to match a reported claim with its label whatever the punctuation."""
-    return " ".join(topics.words(sentence))
+    return " ".join(words(sentence))

@@ -10,7 +10,7 @@ import bisect
 import functools
 import re
 
-from text import topics
+from knowledge import topics
 from text.counterparts import counterparts, phrase_groups
 from text.language import detect_language
 from text.lexicon import shared

@@ -25,7 +25,8 @@ from collections.abc import Collection
 import numpy as np
 
 from knowledge.embedders import Embedder, get_embedders
-from text import topics
+from text.forms import same_word
+from text.words import STOP_WORDS
 
 CACHE_LIMIT = 5_000  # texts per cache: at most ~10 MB of 512-d vectors (a sample site has ~350 sentences)
 _lock = threading.Lock()
@@ -96,7 +97,7 @@ def vocabulary(texts: list[str]) -> list[str]:
     """The distinct words of ``texts`` that can name something: lower case, three letters or
     more, no stop word of either language, in alphabetical order."""
     words = {w.lower() for text in texts for w in _WORD.findall(text)}
-    return sorted(w for w in words if len(w) >= 3 and w not in topics.STOP_WORDS)[:VOCABULARY_LIMIT]
+    return sorted(w for w in words if len(w) >= 3 and w not in STOP_WORDS)[:VOCABULARY_LIMIT]
 
 
 def translations(asked: list[str], known: list[str], among: Collection[str] | None = None, *,
@@ -109,7 +110,7 @@ def translations(asked: list[str], known: list[str], among: Collection[str] | No
     ``known`` is still being embedded (then in the background)."""
     chosen = word_model()
     asked = [w for w in dict.fromkeys(w.lower() for w in asked)
-             if len(w) >= 3 and w not in topics.STOP_WORDS][:ASKED_LIMIT]
+             if len(w) >= 3 and w not in STOP_WORDS][:ASKED_LIMIT]
     if chosen is None or not asked or not known:
         return []
     embedder, floor = chosen
@@ -123,7 +124,7 @@ def translations(asked: list[str], known: list[str], among: Collection[str] | No
     found: list[str] = []
     for word, row in zip(asked, scores, strict=True):
         nearest = np.argsort(-row)[:TRANSLATIONS_PER_WORD]
-        found.extend(words[i] for i in nearest if row[i] >= floor and not topics.same_word(words[i], word))
+        found.extend(words[i] for i in nearest if row[i] >= floor and not same_word(words[i], word))
     return [w for w in dict.fromkeys(found) if w not in asked]
 
 

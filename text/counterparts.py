@@ -4,7 +4,7 @@ words of institutions, degrees and fields that names are translated with (``phra
 A visitor asks "Does he speak German?" of a knowledge base that writes "Duits", or "Werkt ze ook
 in Duitsland?" of one that writes "Germany". Word vectors cannot be trusted with names (they put
 "Vienna" nearest "vitae"), so the common ones are listed here, for any owner: each line is one
-name in its English and Dutch forms. Lower case, as ``text.topics.words`` reads them.
+name in its English and Dutch forms. Lower case, as ``text.words.words`` reads them.
 """
 
 from __future__ import annotations

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import re
 
-from text.topics import DUTCH_STOP_WORDS, ENGLISH_STOP_WORDS
-from text.words import LETTERS
+from text.words import DUTCH_STOP_WORDS, ENGLISH_STOP_WORDS, LETTERS
 
 # Words that tell the language: the function words of each language, and the few other words
 # visitors use in almost every message (greetings, thanks, "cost"). A word both languages write

@@ -21,7 +21,7 @@ from guards.rules import screen, screen_turns, unquoted
 from guards.semantic import ExemplarScreen, SemanticScore, judged, load_exemplars, long_extra
 from guards.verdicts import PASS, SHIELD, ScreenResult, decide
 from knowledge.embedders import E5Embedder, Embedder
-from text.topics import owner_references
+from knowledge.topics import owner_references
 from text.words import PLAIN
 
 _lock = threading.Lock()

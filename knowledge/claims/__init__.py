@@ -43,7 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from knowledge import claim_vectors
+from knowledge import claim_vectors, topics
 from knowledge.bindings import bound_elsewhere
 from knowledge.cited import (
     Source,
@@ -56,13 +56,12 @@ from knowledge.cited import (
 )
 from knowledge.claims.readings import ATTRIBUTION, apart_names, names_in, quotes_sentence, reverses, sense_of
 from knowledge.embedders import Embedder
+from knowledge.topics import owner_references
 from knowledge.translation import cached_vectors
-from text import topics
 from text.language import detect_language
 from text.lexicon import shared
 from text.numbers import quantities, rates, shown
 from text.sentences import split_sentences
-from text.topics import owner_references
 
 MEANING_FLOOR = 0.83
 NEGATION_NEAR = 0.85  # a nearest clause this close says the same thing, so a negation turns it round

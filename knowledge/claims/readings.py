@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from knowledge import topics
 from knowledge.cited import (
     Source,
     clauses,
@@ -16,10 +17,9 @@ from knowledge.cited import (
     stems,
     translated_away,
 )
-from text import topics
+from knowledge.topics import owner_references
 from text.lexicon import shared
 from text.numbers import SCALED, quantities, shown
-from text.topics import owner_references
 
 _NAME = re.compile(r"(?<=[\s(\"'\u201c\u2018])(?:[A-Z][\w'\u2019&-]*|[\w-]*\d[\w-]*[A-Za-z][\w-]*)")
 # a model's lead-in that names where it read the claim ("According to her CV, ...", "Volgens zijn

@@ -9,20 +9,21 @@ from collections.abc import Sequence
 from django.conf import settings
 from django.db import connection
 
-from knowledge import translation
+from knowledge import topics, translation
 from knowledge.embedders import get_embedders
 from knowledge.models import KnowledgeChunk
 from knowledge.watch import WATCH
-from text import topics
 from text.counterparts import counterparts
 from text.language import detect_language
 from text.lexicon import question_words
+from text.names import name_words
+from text.names import names as names_of_text
 from text.words import PARTS
 
 logger = logging.getLogger(__name__)
 # Question words carry no content, and Postgres' stop lists keep some of them ("waar", "welke").
 QUESTION_WORDS = question_words()
-# A word of a topic the question names (text.topics: "study" names education, so
+# A word of a topic the question names (knowledge.topics: "study" names education, so
 # "degree", "university" and "opleiding" join the query) counts this much of the visitor's own.
 EXPANSION_WEIGHT = 0.5
 
@@ -53,7 +54,7 @@ def _question_words(query: str) -> dict[str, str]:
 
 def query_terms(query: str) -> dict[str, float]:
     """Full-text lexemes for a question with their weights: 1 for the visitor's own words,
-    ``EXPANSION_WEIGHT`` for the words of the topics the question names (text.topics)."""
+    ``EXPANSION_WEIGHT`` for the words of the topics the question names (knowledge.topics)."""
     return weighted_terms(query)[0]
 
 
@@ -97,9 +98,9 @@ def translations(query: str, language: str | None = None) -> list[str]:
     knowledge base's documents in the other language use that translate it
     (``knowledge.translation``: "bezoekers" for "visitors"). Never waits for the vocabulary's
     embedding: while it runs (a process just started), only lower-case listed names."""
-    owner = set(topics.name_words(settings.TWIN_OWNER_NAME))
+    owner = set(name_words(settings.TWIN_OWNER_NAME))
     asked = [word for word in _question_words(query) if word not in owner]
-    named = topics.names(query)
+    named = names_of_text(query)
     # a listed name written without a capital may be a word of its own ("fries", "pools"): its
     # counterpart joins as a translation, which lowers the relevance floor only when the second
     # model confirms the passage (is_relevant)

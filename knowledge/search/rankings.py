@@ -11,10 +11,13 @@ from django.db import connection
 from django.db.models.functions import Cast
 from pgvector.django import CosineDistance, VectorField
 
+from knowledge import topics
 from knowledge.embedders import Embedder
 from knowledge.models import KnowledgeChunk, LexemeStat
 from knowledge.search.query import quote_lexeme
-from text import topics
+from text.forms import same_word
+from text.words import content_words
+from text.words import words as words_of_text
 
 if TYPE_CHECKING:
     from knowledge.search import Mode
@@ -109,8 +112,8 @@ def heading_ranking(query: str, terms: dict[str, float], embedder: Embedder, lim
     Score: the share of the heading's words that the question (or a topic it names) covers,
     times the share of the question's words that the heading (or its topic) accounts for.
     """
-    owner = set(topics.words(settings.TWIN_OWNER_NAME))  # "Where did Sam study?" asks about study
-    asked = [word for word in topics.content_words(query) if word not in owner]
+    owner = set(words_of_text(settings.TWIN_OWNER_NAME))  # "Where did Sam study?" asks about study
+    asked = [word for word in content_words(query) if word not in owner]
     if not terms or not asked:
         return []
     tsquery = " | ".join(quote_lexeme(lex) for lex in terms)
@@ -126,7 +129,7 @@ def heading_ranking(query: str, terms: dict[str, float], embedder: Embedder, lim
     question_topics = topics.topics_of(query)
     scored = []
     for doc, digest, path, lang in rows:
-        named = topics.content_words(path.rsplit(" > ", 1)[-1])
+        named = content_words(path.rsplit(" > ", 1)[-1])
         # the question's topics this heading speaks of ("Opleiding" is education)
         spoken = topics.topic_words([t for t in question_topics if _any_same(named, topics.topic_words([t]))])
         heading_share = sum(_any_same([word], [*asked, *spoken]) for word in named) / max(len(named), 1)
@@ -139,7 +142,7 @@ def heading_ranking(query: str, terms: dict[str, float], embedder: Embedder, lim
 
 
 def _any_same(words, others) -> bool:
-    return any(topics.same_word(word, other) for word in words for other in others)
+    return any(same_word(word, other) for word in words for other in others)
 
 
 def dense_rankings(mode: Mode, embedders: list[Embedder], query_vectors: dict[str, object],

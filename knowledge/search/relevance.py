@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 from django.conf import settings
 
 from knowledge.embedders import Embedder
-from text import topics
-from text.topics import owner_references
+from knowledge.topics import owner_references
+from text.words import words
 
 if TYPE_CHECKING:
     from knowledge.search import SearchHit
@@ -37,7 +37,7 @@ ABOUT_OWNER_LEXICAL = 0.03
 def about_owner(question: str, owner: str) -> bool:
     """Whether a question asks about the owner: it names them ("Where did Noor study?") or
     speaks of them in the third person ("Has he worked abroad?", "Wat kost ze per dag?")."""
-    return not owner_references(owner).isdisjoint(topics.words(question))
+    return not owner_references(owner).isdisjoint(words(question))
 
 
 def relevance(hits: list[SearchHit], embedders: Sequence[Embedder], question: str) -> list[bool]:

@@ -28,9 +28,10 @@ from chat.providers.offline.names import MAX_ECHO, Vocabulary, unknown_name
 from chat.providers.offline.overview import asks_profile, overview_kind
 from chat.providers.offline.passage import Passage
 from chat.texts import text as say
-from text import topics
 from text.language import detect_language
+from text.names import name_words
 from text.tokens import approx_tokens
+from text.words import content_words
 
 __all__ = ["OfflineProvider"]
 
@@ -99,10 +100,10 @@ class OfflineProvider:
         """The question without the owner's name: every document is about the owner, and the name
         pulls the search towards the about pages ("Has Sam run Kafka?" finds the Kafka passage
         once it reads "Has run Kafka?"). A question that is only the name keeps it."""
-        names = set(topics.name_words(self.owner))
+        names = set(name_words(self.owner))
         kept = [w for w in question.split() if w.lower().strip("?!.,:;").removesuffix("'s").removesuffix("\u2019s")
                 not in names]
-        return " ".join(kept) if topics.content_words(" ".join(kept)) else question.strip()
+        return " ".join(kept) if content_words(" ".join(kept)) else question.strip()
 
     def _from_library(self, question: str, docs: list[library.Document], lang: str) -> str:
         """The answer to a question about a kind of document ("Which projects has she done?": each
@@ -140,8 +141,8 @@ class OfflineProvider:
         if looked_up:
             question = plan.question or turn.question
             if plan.context:  # what "it" is: the earlier question's words, without its question words
-                question = f"{question} ({' '.join(topics.content_words(plan.context))})"
-            subjects = frozenset(w for d in docs if d.kind != "availability" for w in topics.content_words(d.title))
+                question = f"{question} ({' '.join(content_words(plan.context))})"
+            subjects = frozenset(w for d in docs if d.kind != "availability" for w in content_words(d.title))
             unknown = self._unknown_name(plan.question, looked_up, docs) if everything else None
             quotes = choose(question, passages, lang=lang, owner=self.owner, limit=self.max_quotes,
                             subjects=subjects) if (plan.question or not parts) and not unknown else []

@@ -13,7 +13,8 @@ from chat.providers.offline.lexicon import (
     _MEASURE_EVIDENCE,
 )
 from knowledge.translation import translated
-from text import topics
+from text.forms import same_word
+from text.words import content_words
 
 _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 _MODEL = re.compile(r"[\w-]*(?:[^\W\d_][\w-]*\d|\d[\w-]*[^\W\d_])[\w-]*")
@@ -80,7 +81,7 @@ def _counts(counted: str, sentence: str, *, translate: bool) -> bool:
     many students ...?", not "twelve minutes". The next few words after the number are read."""
     if not counted:
         return False
-    following = [w for match in _COUNT.finditer(sentence) for w in topics.content_words(match.group(1))]
-    if any(topics.same_word(counted, w) for w in following):
+    following = [w for match in _COUNT.finditer(sentence) for w in content_words(match.group(1))]
+    if any(same_word(counted, w) for w in following):
         return True
     return translate and bool(following) and bool(translated([counted], following))

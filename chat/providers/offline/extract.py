@@ -41,15 +41,17 @@ from chat.providers.offline.question import (
     _read_question,
 )
 from knowledge.translation import translated
-from text import topics
 from text.counterparts import counterparts
+from text.forms import same_word
 from text.language import detect_language
+from text.names import capitalised
 from text.sentences import split_sentences
+from text.words import content_words
 
 
 def _matches(wanted: list[str], found: list[str]) -> int:
     """How many of ``wanted`` appear in ``found`` in some form."""
-    return sum(1 for w in wanted if any(topics.same_word(w, f) for f in found))
+    return sum(1 for w in wanted if any(same_word(w, f) for f in found))
 
 
 @dataclass(frozen=True)
@@ -72,7 +74,7 @@ def choose(question: str, passages: list[Passage], *, lang: str, owner: str, lim
     """The quotes that answer ``question``, best first; empty when no passage does.
 
     A sentence scores 1 for each of the question's words it contains (2 for the noun of "which
-    database"), 0.75 when it speaks of the question's topic (text.topics), 1.5 when it holds
+    database"), 0.75 when it speaks of the question's topic (knowledge.topics), 1.5 when it holds
     the kind of fact asked for, 1 for each name the question uses that its passage holds (0.5 more
     when the sentence says it), up to 1 when its passage's title or heading names what was asked,
     a little for the retriever's rank and for the visitor's language; it loses 0.75 when it opens
@@ -120,10 +122,10 @@ def _lists_asked(asks: _Question, passage: Passage) -> bool:
     ...?" and the section "Languages"): a list, not one sentence of it."""
     if not asks.answer_type or not passage.heading:
         return False
-    heading = topics.content_words(passage.heading.rsplit(">", 1)[-1])
+    heading = content_words(passage.heading.rsplit(">", 1)[-1])
     # "Which languages does he speak?" and "Talen": the heading names the topic that is the kind
     # asked for (see _context)
-    return any(topics.same_word(asks.answer_type, word) for word in heading) or (
+    return any(same_word(asks.answer_type, word) for word in heading) or (
         asks.answer_type in asks.ambiguous and _names_topic(asks, heading))
 
 
@@ -132,23 +134,23 @@ def _names_topic(asks: _Question, words: list[str]) -> bool:
     words: "Talen" for "Which languages does he speak?"; not "Programmeertalen" (a compound of
     one: a kind of it) nor "Programming languages" (by the question's own ambiguous word)."""
     own = set(asks.topic_words)
-    return any(word in own and not any(topics.same_word(a, word) for a in asks.ambiguous) for word in words)
+    return any(word in own and not any(same_word(a, word) for a in asks.ambiguous) for word in words)
 
 
 def _context(asks: _Question, index: int, passage: Passage, lang: str) -> _Context:
     """A passage's share of each sentence's score: the names it holds, a title or heading that
     names what was asked, the retriever's rank and the visitor's language."""
-    context = topics.content_words(f"{passage.title} {passage.heading}")
-    covers = {w for w in asks.asked if any(topics.same_word(w, c) for c in context)}
+    context = content_words(f"{passage.title} {passage.heading}")
+    covers = {w for w in asks.asked if any(same_word(w, c) for c in context)}
     context_bonus = 0.5 * min(len(covers) + (1 if _matches(asks.topic_words, context) else 0), 2)
     # a name counts for the passage that holds it (in its title or anywhere in its text), once
-    everywhere = context + topics.content_words(passage.text)
-    named = {w for w in asks.names if w in asks.asked and any(topics.same_word(w, f) for f in everywhere)}
+    everywhere = context + content_words(passage.text)
+    named = {w for w in asks.names if w in asks.asked and any(same_word(w, f) for f in everywhere)}
     in_language = detect_language(passage.text) == lang
     bonus = min(len(named), 2) + context_bonus + (0.3 if in_language else 0.0) + 0.4 / (1 + passage.rank)
     # read only when the question names a year: most do not
     years = _years(f"{passage.title} {passage.heading} {passage.text}") if asks.years else frozenset()
-    subjects = any(topics.same_word(w, f) for w in asks.subjects for f in everywhere)
+    subjects = any(same_word(w, f) for w in asks.subjects for f in everywhere)
     # "Which languages does he speak?" and the heading "Talen": a kind that names its topic only
     # with the question's other words is that topic, so a heading that names the topic names it
     # ("Which sport ...?" asks for less than a heading "Outside work" names)
@@ -159,10 +161,10 @@ def _context(asks: _Question, index: int, passage: Passage, lang: str) -> _Conte
 def _sentence_words(asks: _Question, ctx: _Context, sentence: str) -> tuple[list[str], set[str], set[str]]:
     """A sentence's content words, the question's words it holds as written, and those it holds
     in all (in a passage of the other language, also by translation)."""
-    found = [w for w in topics.content_words(sentence) if w not in asks.owner_words]
-    own_words = {w for w in asks.asked if any(topics.same_word(w, f) for f in found)}
+    found = [w for w in content_words(sentence) if w not in asks.owner_words]
+    own_words = {w for w in asks.asked if any(same_word(w, f) for f in found)}
     if asks.listed:  # "Duits" says "German"
-        listed = [counterparts(f) for f in topics.capitalised(sentence)]
+        listed = [counterparts(f) for f in capitalised(sentence)]
         own_words |= {w for w, forms in asks.listed.items() if any(forms & other for other in listed)}
     # a word that names nothing ("jaar", "go") translates nothing worth finding ("annual salary")
     unfound = [w for w in asks.asked if w not in own_words and w not in _GENERAL_WORDS]
@@ -190,12 +192,12 @@ def _score_passage(asks: _Question, ctx: _Context, nearest: str | None = None,
         found, own_words, covers = _sentence_words(asks, ctx, sentence)
         # the topic in other words than the question's ("cat" for "pets"), or the language
         # asked about ("Duits" for "Does he speak German?")
-        on_topic = [f for f in found if any(topics.same_word(t, f) for t in asks.topic_words)]
+        on_topic = [f for f in found if any(same_word(t, f) for t in asks.topic_words)]
         related = bool(on_topic) or bool(own_words & asks.languages)
         # a kind asked for that names the topic only with the question's other words ("Which
         # languages does he speak?": a programming language?) is found twice only on the topic
         # ("The controllers, software and languages ..." is on the topic by that word alone)
-        confirmed = ctx.names_kind or any(not any(topics.same_word(a, f) for a in asks.ambiguous) for f in on_topic)
+        confirmed = ctx.names_kind or any(not any(same_word(a, f) for a in asks.ambiguous) for f in on_topic)
         doubled = asks.answer_type if confirmed or asks.answer_type not in asks.ambiguous else ""
         evidence = _holds_evidence(asks.kind, sentence, asks.measure)
         counts = evidence and _counts(asks.counted, sentence, translate=not ctx.in_language)

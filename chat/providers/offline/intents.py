@@ -14,8 +14,9 @@ from dataclasses import dataclass
 
 from guards.rules import instructs
 from text.lexicon import shared
+from text.names import name_words
 from text.sentences import message_sentences
-from text.topics import content_words, name_words
+from text.words import content_words
 
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _LEXICON = shared()
@@ -76,8 +77,8 @@ def _contact_pattern(names: str) -> re.Pattern:
 
 
 # Days or hours a week ask for the owner's availability when the question is about working ("How
-# many days a week can she work for us?"), not about anything done weekly ("How many hours a week
-# does he cycle?").
+# many days a week can she work for us?"), not about anything done weekly ("Hoeveel uur per week
+# zwemt ze?").
 _WEEKLY = re.compile(r"\b(?:days?|hours?) (?:a|per) week\b|\b(?:dagen|uren|uur) per week\b", re.IGNORECASE)
 # (being available, hiring: the availability pattern has those on their own)
 _WORKING = re.compile(r"\b(?:work|works|worked|working|werk|werkt|werken|werkte|project\w*|opdracht\w*|"

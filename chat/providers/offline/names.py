@@ -6,10 +6,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from text import quotes, topics
+from text import quotes
 from text.counterparts import counterparts
+from text.forms import same_word, stem
 from text.lexicon import shared
-from text.words import NAMED
+from text.names import SENTENCE_START, name_words
+from text.words import NAMED, STOP_WORDS
+from text.words import words as words_of_text
 
 # Who introduces themselves names no subject: "I'm Jan from Acme. What does she charge?" (only
 # the names after it: "I'm wondering whether she used MongoDB?" still asks about MongoDB)
@@ -54,12 +57,12 @@ class Vocabulary:
 
     @classmethod
     def read(cls, texts: list[str]) -> Vocabulary:
-        found = {w for text in texts for w in topics.words(text)}
+        found = {w for text in texts for w in words_of_text(text)}
         found |= {part for w in found if "-" in w for part in w.split("-") if part}
         by_start: dict[str, list[str]] = {}
         for word in found:
             by_start.setdefault(word[:3], []).append(word)
-        return cls(frozenset(found), frozenset(topics.stem(w) for w in found),
+        return cls(frozenset(found), frozenset(stem(w) for w in found),
                    {start: tuple(words) for start, words in by_start.items()})
 
     def knows(self, name: str, *, acronym: bool = False) -> bool:
@@ -68,9 +71,9 @@ class Vocabulary:
         "siemens"), for an acronym a word it ends or starts ("SQL" in "PostgreSQL"). Not a word
         that only ends the name: "SharePoint" is not "point"."""
         for form in {name, name.split("-", maxsplit=1)[0]}:
-            if form in self.words or topics.stem(form) in self.stems:
+            if form in self.words or stem(form) in self.stems:
                 return True
-            if len(form) >= 6 and any(topics.same_word(form, w) for w in self.by_start.get(form[:3], ())):
+            if len(form) >= 6 and any(same_word(form, w) for w in self.by_start.get(form[:3], ())):
                 return True
         return acronym and len(name) >= 3 and any(w != name and (w.endswith(name) or w.startswith(name))
                                                   for w in self.words)
@@ -99,19 +102,19 @@ def unknown_name(question: str, vocabulary: Vocabulary, owner: str) -> str | Non
     if len(asked) > _LONGEST:
         return None  # no question of a visitor's: a pasted text
     written = NAMED.findall(asked)
-    inner = NAMED.findall(topics.SENTENCE_START.sub(" ", asked))
-    titled = sum(1 for w in inner if w[0].isupper() and w.lower() in topics.STOP_WORDS)
+    inner = NAMED.findall(SENTENCE_START.sub(" ", asked))
+    titled = sum(1 for w in inner if w[0].isupper() and w.lower() in STOP_WORDS)
     capitals = sum(1 for w in inner if w[0].isupper())
     if (titled >= 2 or (titled and 2 * capitals > len(inner)) or asked == asked.upper()
             or any(w.lower() in _GERMAN for w in written)):
         return None
-    owner_words = set(topics.name_words(owner))
-    inside = _SETTING.sub(" ", topics.SENTENCE_START.sub(" ", asked))
+    owner_words = set(name_words(owner))
+    inside = _SETTING.sub(" ", SENTENCE_START.sub(" ", asked))
     checked = 0
     for match in re.findall(r"(?<=[\s(\"'])[A-Z][\w'\u2019-]*", f" {inside}"):
         spelled = match.strip("'-").removesuffix("'s").removesuffix("\u2019s")
-        word = next(iter(topics.words(spelled)), "")
-        if (len(word) < 3 or any(c.isdigit() for c in word) or word.startswith("i'") or word in topics.STOP_WORDS
+        word = next(iter(words_of_text(spelled)), "")
+        if (len(word) < 3 or any(c.isdigit() for c in word) or word.startswith("i'") or word in STOP_WORDS
                 or word in owner_words or word in _CALENDAR or word in _TITLES):
             continue
         checked += 1

@@ -13,9 +13,11 @@ import re
 
 from chat.providers.offline.lexicon import THEN, WORDS
 from chat.providers.offline.question import question_kind
-from text import topics
+from knowledge.topics import owner_references
 from text.lexicon import shared
-from text.topics import owner_references
+from text.names import name_words
+from text.words import content_words
+from text.words import words as words_of_text
 
 # What visitors call each kind of document that comes in numbers (a site has one CV, one about
 # page, but many projects and articles).
@@ -86,14 +88,14 @@ def _is_question(text: str) -> bool:
 def _asks(question: str) -> str | None:
     """The question from its question word on, or None when it does not open with one."""
     head, comma, rest = question.partition(",")
-    if comma and set(topics.words(head)) <= _SOFTENING:
+    if comma and set(words_of_text(head)) <= _SOFTENING:
         question = rest
     question = _LEADING.sub("", question)
     return question if _ASKS.search(question) else None
 
 
 def _rest(question: str, owner: str) -> set[str]:
-    return {w for w in topics.content_words(question) if w not in owner_references(owner)}
+    return {w for w in content_words(question) if w not in owner_references(owner)}
 
 
 def overview_kind(question: str, owner: str) -> str | None:
@@ -116,7 +118,7 @@ def asks_profile(question: str, owner: str) -> bool:
     question = _question_part(question)
     # asked as a request, it names the owner or what the profile tells ("Can you give me a short
     # bio?"): "Can you tell me more about it?" (or "them") follows up on the question before
-    named = not set(topics.name_words(owner)).isdisjoint(topics.words(question))
+    named = not set(name_words(owner)).isdisjoint(words_of_text(question))
     question = _asks(question) or (question if _REQUEST.search(question) and (
         named or _rest(question, owner) & _PROFILE_WORDS) else None)
     # "What did she do before that?", "Wat deed hij daarvoor?": one time of her work, not the profile

@@ -27,8 +27,10 @@ from chat.providers.offline.lexicon import (
 from chat.providers.offline.passage import (
     Passage,
 )
-from text import topics
+from knowledge import topics
 from text.counterparts import counterparts, is_language
+from text.names import names as names_of_text
+from text.words import STOP_WORDS, content_words, words
 
 
 def question_kind(question: str) -> str | None:
@@ -130,13 +132,13 @@ class _Question:
 
 def _read_question(question: str, passages: list[Passage], owner: str,
                    subjects: frozenset[str] = frozenset()) -> _Question:
-    owner_words = set(topics.words(owner))
+    owner_words = set(words(owner))
     measure = question_measure(question)
     kind = question_kind(question) or ("quantity" if measure else None)
     # words of a phrase such as "spare time" are the topic's, not words to find one by one, and
     # "year" in "which year" is the kind of answer, not a word of it
     frame = topics.phrase_words(question) | (_FRAME_WORDS.get(kind, set()) if kind else set())
-    asked = [w for w in dict.fromkeys(topics.content_words(_TIME_PHRASES.sub(" ", question)))
+    asked = [w for w in dict.fromkeys(content_words(_TIME_PHRASES.sub(" ", question)))
              if w not in owner_words and w not in frame]
     # "Is she around right now?", "Wat deed ze hiervoor?" ask something, if not what: not about her in general
     timed = bool(_TIME_PHRASES.search(question) or THEN.search(question))
@@ -146,20 +148,20 @@ def _read_question(question: str, passages: list[Passage], owner: str,
     named = topics.listed_names(question)
     listed = {w: forms for w in asked if w in named and len(forms := counterparts(w)) > 1}
     # names: capitalised in the question, or the name of a retrieved document ("floodmap-cli")
-    titles = {w for passage in passages for w in topics.content_words(passage.title)}
-    written = topics.names(question) - owner_words
+    titles = {w for passage in passages for w in content_words(passage.title)}
+    written = names_of_text(question) - owner_words
     names = written | ({w for w in asked if w in titles} - owner_words)
     # "Which database ...?": a sentence that names a database answers it
     typed = _ANSWER_TYPE.search(question)
     # the names a "besides" leaves out ("besides English", "andere talen dan Engels"): the others are asked
-    besides = {w for match in _BESIDES.finditer(question) for w in topics.words(match.group("rest"))}
+    besides = {w for match in _BESIDES.finditer(question) for w in words(match.group("rest"))}
     return _Question(
         owner_words=owner_words, kind=kind, measure=measure, asked=asked, topic_words=topic_words, names=names,
         focus={w for w in asked if w not in names and w not in _GENERAL_WORDS and w not in naming},
         triggers={w for w in asked if w in naming}, defines=bool(_DEFINE.search(question)),
         ambiguous=frozenset(w for w in asked if w in naming and not topics.topics_of(w)),
         # "In which city ...?": the kind of fact asked for (a place) says it already
-        answer_type=typed.group(1).lower() if typed and typed.group(1).lower() not in frame | topics.STOP_WORDS
+        answer_type=typed.group(1).lower() if typed and typed.group(1).lower() not in frame | STOP_WORDS
         else "",
         counted=counted.group(1).lower() if (counted := _COUNTED.search(question)) else "",
         years=frozenset(_ASKED_YEAR.findall(question)),

@@ -1,0 +1,56 @@
+"""A word's forms: its stem without the inflection, and whether two words are one word in
+another form ("studies"/"study", "lives"/"living", a Dutch compound and its head)."""
+
+from __future__ import annotations
+
+# Irregular forms, so "What did she build?" finds "She built ...".
+_IRREGULAR = {
+    "built": "build", "taught": "teach", "led": "lead", "spoke": "speak", "spoken": "speak", "wrote": "write",
+    "written": "write", "ran": "run", "began": "begin", "begun": "begin", "made": "make", "gave": "give",
+    "given": "give", "held": "hold", "won": "win", "brought": "bring", "thought": "think", "sold": "sell",
+    "kept": "keep", "left": "leave", "met": "meet", "paid": "pay", "grew": "grow", "grown": "grow",
+    "chose": "choose", "chosen": "choose", "drove": "drive", "driven": "drive", "rode": "ride", "ridden": "ride",
+    "sprak": "spreek", "gesproken": "spreek", "schreef": "schrijf", "geschreven": "schrijf", "begon": "begin",
+    "begonnen": "begin", "gaf": "geef", "gegeven": "geef", "liep": "loop", "gelopen": "loop",
+    "gewonnen": "win", "koos": "kies", "gekozen": "kies",
+}
+# Heads of English words that end like a Dutch compound's head word but are not compounds.
+_NOT_HEADS = frozenset("rate ring ting able tion ment ness less ship ward wise like time ence ance sion".split())
+_COGNATE_ENDINGS = (("ncies", "nt"), ("ncy", "nt"), ("nties", "nt"), ("ntie", "nt"), ("tions", "t"), ("tion", "t"),
+                    ("ties", "t"), ("tie", "t"))
+_SUFFIXES = ("ies", "ied", "ing", "ers", "ors", "ed", "es", "er", "or", "ly", "en", "de", "te", "s", "e")
+
+
+def stem(word: str) -> str:
+    """A word without its inflection: two words with the same stem are the same word (``same_word``)."""
+    return _stem(word)
+
+
+def _stem(word: str) -> str:
+    """A word without its inflection ("studies" -> "study", "speaking" -> "speak", "lived" -> "liv")."""
+    word = word.removesuffix("'s")
+    if word in _IRREGULAR:
+        return _IRREGULAR[word]
+    # the same Latin word in both languages: urgency/urgentie, evaluation/evaluatie/evaluated
+    for ending, root in _COGNATE_ENDINGS:
+        if word.endswith(ending) and len(word) - len(ending) >= 4:
+            return word[: -len(ending)] + root
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= (2 if suffix == "ing" else 3):
+            word = word[: -len(suffix)] + ("y" if suffix in ("ies", "ied") else "")
+            break
+    return word.rstrip("e")
+
+
+def same_word(a: str, b: str) -> bool:
+    """Two words are the same word in another form: "studies"/"study", "lives"/"living",
+    "maintained"/"maintenance", or a Dutch compound and its head ("platformteam"/"team")."""
+    if a == b:
+        return True
+    if _stem(a) == _stem(b):
+        return True
+    short, long = sorted((a, b), key=len)
+    if len(short) >= 6 and long.startswith(short) and len(long) - len(short) <= 4:
+        return True  # a derived word: maintain/maintenance, develop/developer
+    return (long.endswith(short) and len(long) - len(short) >= 3
+            and (len(short) >= 5 or (len(short) == 4 and short not in _NOT_HEADS)))
