@@ -6,29 +6,16 @@ and a webhook POST in one of three shapes (``TWIN_NOTIFY_FORMAT``):
   ``https://ntfy.sh/my-topic``; the JSON goes to the server's root with the topic in it);
 - ``slack``: a Slack incoming webhook's ``text`` and ``blocks``.
 
-Every POST is signed as Standard Webhooks (https://www.standardwebhooks.com/) signs:
-``webhook-id`` (the notice's id, the same on every attempt), ``webhook-timestamp`` (Unix seconds
-of this attempt) and ``webhook-signature: v1,<base64>``, the HMAC-SHA256 of
-``<id>.<timestamp>.<raw body>`` keyed by ``TWIN_NOTIFY_WEBHOOK_SECRET`` (``whsec_`` and the key in
-base64, as the spec's libraries take it; a secret without the prefix is the key as it is). A
-receiver that rejects timestamps more than five minutes off cannot be sent a captured POST again
-(docs/NOTIFICATIONS.md). ``Idempotency-Key`` repeats the id, and ``X-Twinsite-Signature:
-sha256=<hex>`` (the body's HMAC alone, keyed by the secret's text: replayable) is kept for
-receivers written before. Anything but a 2xx answer is a failure that ``digest.notices`` retries.
+The POST itself, its signature (Standard Webhooks), its deadline and what counts as a failure
+are the outbox's: ``twinsite.outbox.webhooks``. Anything but a 2xx answer is a failure that
+``digest.notices`` retries.
 """
 
 from __future__ import annotations
 
-import asyncio
-import base64
-import hashlib
-import hmac
 import json
-import time
 from urllib.parse import urlsplit, urlunsplit
 
-import httpx
-from asgiref.sync import async_to_sync
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
@@ -37,16 +24,11 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from digest.selectors import excerpt
+from twinsite.outbox import webhooks
 
-TIMEOUT = httpx.Timeout(10.0, connect=5.0)  # per step: connecting, sending, each read
-DEADLINE = 15.0  # seconds for the whole POST: a receiver that trickles its answer is cut off too
 MESSAGE_CHARS = 1500  # of a visitor's message in a push notice; the e-mail and the admin have it whole
 SLACK_SECTION_CHARS = 2900  # Slack refuses a section text over 3,000 characters
 NTFY_MESSAGE_BYTES = 3800  # ntfy turns a message over 4,096 bytes into an attachment
-
-
-class ReceiverRefused(Exception):
-    """The receiver answered, but not with a 2xx."""
 
 
 def send(channel: str, content: dict) -> None:
@@ -56,36 +38,6 @@ def send(channel: str, content: dict) -> None:
             email_message(content).send(fail_silently=False)
         else:
             webhook_post(content)
-
-
-def signature(body: bytes, secret: str | None = None) -> str:
-    """The signature receivers written before Standard Webhooks check: the body alone."""
-    key = (secret or settings.TWIN_NOTIFY_WEBHOOK_SECRET).encode()
-    return "sha256=" + hmac.new(key, body, hashlib.sha256).hexdigest()
-
-
-def webhook_key(secret: str | None = None) -> bytes:
-    """The HMAC key of a secret: ``whsec_<base64>`` decoded (Standard Webhooks), else its text."""
-    secret = secret or settings.TWIN_NOTIFY_WEBHOOK_SECRET
-    return base64.b64decode(secret.removeprefix("whsec_")) if secret.startswith("whsec_") else secret.encode()
-
-
-def standard_signature(message_id: str, timestamp: int, body: bytes, secret: str | None = None) -> str:
-    """``webhook-signature``: ``v1,`` and the base64 HMAC-SHA256 of ``<id>.<timestamp>.<body>``."""
-    signed = f"{message_id}.{timestamp}.".encode() + body
-    return "v1," + base64.b64encode(hmac.new(webhook_key(secret), signed, hashlib.sha256).digest()).decode()
-
-
-def webhook_host() -> str:
-    return urlsplit(settings.TWIN_NOTIFY_WEBHOOK).hostname or "?"
-
-
-def describe_error(exc: Exception) -> str:
-    """The error as the admin shows it, with the webhook's address (a secret, for Slack) cut to its host."""
-    text = f"{type(exc).__name__}: {exc}"
-    if settings.TWIN_NOTIFY_WEBHOOK:
-        text = text.replace(settings.TWIN_NOTIFY_WEBHOOK, f"<{webhook_host()}>")
-    return text
 
 
 # --- e-mail ------------------------------------------------------------------------------------
@@ -209,29 +161,12 @@ def webhook_request(content: dict) -> tuple[str, bytes, dict[str, str]]:
     else:
         document = json_document(content)
     body = json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode()
-    stamp = int(time.time())  # of this attempt: a retry is signed afresh
     headers = {"Content-Type": "application/json; charset=utf-8", "User-Agent": "Twinsite",
-               "webhook-id": content["id"], "webhook-timestamp": str(stamp),
-               "webhook-signature": standard_signature(content["id"], stamp, body),
-               "Idempotency-Key": content["id"], "X-Twinsite-Signature": signature(body),
+               **webhooks.signed_headers(content["id"], body),
                "X-Twinsite-Event": "test" if content["kind"] == "test" else "contact_requests"}
     return url, body, headers
 
 
 def webhook_post(content: dict) -> int:
-    """POST the notice within ``DEADLINE`` seconds in all; the receiver's status code when it is
-    a 2xx, else ``ReceiverRefused`` (or the timeout or connection error)."""
-    url, body, headers = webhook_request(content)
-
-    async def post() -> httpx.Response:
-        async with httpx.AsyncClient(timeout=TIMEOUT, follow_redirects=False) as client:
-            return await asyncio.wait_for(client.post(url, content=body, headers=headers), DEADLINE)
-
-    try:
-        # async_to_sync, not asyncio.run: it works from a thread that already runs an event loop
-        response = async_to_sync(post)()
-    except TimeoutError:
-        raise TimeoutError(f"no answer within {DEADLINE:.0f} s") from None
-    if not 200 <= response.status_code < 300:
-        raise ReceiverRefused(f"HTTP {response.status_code}: {' '.join(response.text.split())[:300]}")
-    return response.status_code
+    """POST the notice (``twinsite.outbox.webhooks.post``): the receiver's 2xx status code, else it raises."""
+    return webhooks.post(*webhook_request(content))

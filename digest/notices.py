@@ -42,6 +42,7 @@ from digest.models import NoticeDelivery, NoticeItem, OwnerNotice
 from digest.selectors import approval_item
 from guards.scrub import scrub_text
 from twinsite import outbox
+from twinsite.outbox import webhooks
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +111,7 @@ def _nonce(notice_id, approval_id: int, decision: str) -> str:
 def _target(channel: str) -> str:
     if channel == NoticeDelivery.Channel.EMAIL:
         return settings.TWIN_OWNER_EMAIL[:200]
-    return f"{channels.webhook_host()} ({settings.TWIN_NOTIFY_FORMAT})"[:200]
+    return f"{webhooks.webhook_host()} ({settings.TWIN_NOTIFY_FORMAT})"[:200]
 
 
 def _notice_create(kind: str, now: dt.datetime, approvals: list[PendingApproval], kinds: list[str]) -> OwnerNotice:
@@ -216,7 +217,7 @@ def delivery_send(delivery_id: int, now: dt.datetime | None = None) -> str:
     try:
         channels.send(delivery.channel, content)
     except Exception as exc:  # any failure of the receiver or the mail backend: record, retry later
-        error = scrub_text(channels.describe_error(exc))
+        error = scrub_text(webhooks.describe_error(exc))
         # a test notice is tried once
         outbox.settle_failed(delivery, error, now=now, retry=requests, status=NoticeDelivery.Status.FAILED)
         log.warning("owner notice %s by %s not sent: %s", delivery.notice_id, delivery.channel, error)

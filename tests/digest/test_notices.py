@@ -20,13 +20,13 @@ from django.views.debug import get_default_exception_reporter_filter
 
 from approvals.models import PendingApproval
 from chat.turns.decisions import approval_decide
-from digest import channels
 from digest.links import link_check
 from digest.models import DigestLink, NoticeDelivery, OwnerNotice
 from digest.notices import notices_purge, notices_run, quiet_until
 from tests.concurrently import at_once
 from tests.digest.seed import request
 from tests.fakes.receiver import Receiver
+from twinsite.outbox import webhooks
 
 SECRET = "a-test-secret-of-32-characters!!"
 
@@ -352,14 +352,14 @@ def test_a_receiver_that_holds_the_answer_is_cut_off_and_the_address_stays_secre
         settings.TWIN_NOTIFY_EMAIL = False
         settings.TWIN_NOTIFY_WEBHOOK = server.url + "/services/T0/B0/secret-part"
         settings.TWIN_NOTIFY_WEBHOOK_SECRET = SECRET
-        monkeypatch.setattr(channels, "DEADLINE", 1.0)
+        monkeypatch.setattr(webhooks, "DEADLINE", 1.0)
         request()
         [(delivery, outcome)] = notices_run().sent
         assert outcome == "failed" and delivery.last_error == "TimeoutError: no answer within 1 s"
     finally:
         server.stop()
     # an error that names the address names only its host; error pages hide the setting
-    assert channels.describe_error(OSError(f"cannot reach {settings.TWIN_NOTIFY_WEBHOOK}")) == \
+    assert webhooks.describe_error(OSError(f"cannot reach {settings.TWIN_NOTIFY_WEBHOOK}")) == \
         "OSError: cannot reach <127.0.0.1>"
     safe = get_default_exception_reporter_filter().get_safe_settings()
     assert "secret-part" not in str(safe["TWIN_NOTIFY_WEBHOOK"])

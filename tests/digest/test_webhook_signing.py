@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from digest import channels
 from tests.fakes.receiver import Receiver
+from twinsite.outbox import webhooks
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "NOTIFICATIONS.md"
 SECRET = "whsec_" + base64.b64encode(b"a key of thirty-two bytes, made.").decode()
@@ -50,7 +51,7 @@ def receiver(settings):
 
 
 def test_the_signature_is_the_specs():
-    assert channels.standard_signature(SPEC_ID, SPEC_STAMP, SPEC_BODY, SPEC_SECRET) == SPEC_SIGNATURE
+    assert webhooks.standard_signature(SPEC_ID, SPEC_STAMP, SPEC_BODY, SPEC_SECRET) == SPEC_SIGNATURE
     verify = documented_receiver()
     headers = {"webhook-id": SPEC_ID, "webhook-timestamp": str(SPEC_STAMP), "webhook-signature": SPEC_SIGNATURE}
     assert verify(SPEC_BODY, headers, SPEC_SECRET, now=SPEC_STAMP + 10)
@@ -86,7 +87,7 @@ def test_a_retry_keeps_its_id_and_a_secret_from_before_still_signs_both_headers(
     receiver.statuses = [500]
     content = {"id": "b1c6e4c2-0000-4000-8000-000000000001", "kind": "test", "requests": [], "more": 0,
                "created_at": timezone.now(), "owner": "O", "admin_url": "https://twin.example/admin/"}
-    with pytest.raises(channels.ReceiverRefused):
+    with pytest.raises(webhooks.ReceiverRefused):
         channels.webhook_post(content)
     channels.webhook_post(content)
     verify = documented_receiver()
