@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from knowledge.content import ContentError, chunk_markdown, parse_document, read_folder
+from knowledge.content import ContentError, chunk_markdown, outline, parse_document, read_folder
 
 DOC = """---
 title: Sample
@@ -108,3 +108,12 @@ def test_shipped_sample_is_big_enough_and_bilingual(settings):
     assert {"cv", "skills", "about", "availability"} <= set(kinds)
     assert {d.lang for d in public} == {"en", "nl"}
     assert any(not d.public for d in docs)  # the draft that must stay private
+
+
+def test_outline_reads_headings_as_commonmark_does():
+    body = ("Intro\r\n\r\nSkills\r\n------\r\n\r\n```\r\n# not a heading\r\n```\r\n\r\n"
+            "#tag is text\r\n\r\n## Work ##\r\n")
+    lines, headings = outline(body)
+    assert [(h.text, h.level) for h in headings] == [("Skills", 2), ("Work", 2)]
+    assert lines[headings[0].start:headings[0].end] == ["Skills", "------"]
+    assert lines[headings[1].start] == "## Work ##"
