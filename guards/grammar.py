@@ -33,6 +33,7 @@ _POLITE = (r"(?:(?:please|pls|can you|could you|would you|will you|kun je|kunt u
 _NEEDS: dict[int, list[tuple[frozenset[str], frozenset[str]]]] = {}
 _TOKEN = re.compile(r"\w+")
 _MAX_PREFIX = 20
+AFTER = 120
 
 
 def words_of(text: str) -> list[str]:
@@ -51,15 +52,25 @@ def _needs(words: str) -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(exact), frozenset(prefixes)
 
 
-def seq(*slots: str, gap: int = 3, start: bool = False) -> re.Pattern:
+def seq(*slots: str, gap: int = 3, start: bool = False, skip: str = "") -> re.Pattern:
     """Slots in order with at most ``gap`` words between neighbours; ``start``: an imperative, at
-    the start of the text or a sentence, optionally after "please", "can you", "kun je"…"""
-    between = rf"(?:\W+\w+){{0,{gap}}}?\W+"
+    the start of the text or a sentence, optionally after "please", "can you", "kun je"…; ``skip``:
+    a slot of words that may not stand between them ("its" in "leaked its system prompt": someone
+    else's)."""
+    word = rf"(?!{_slot(skip)})\w+" if skip else r"\w+"
+    between = rf"(?:\W+{word}){{0,{gap}}}?\W+"
     body = between.join(_slot(s) for s in slots)
     anchor = r"(?:^|[.!?:;\n] ?)" + _POLITE if start else r"\b"
     pattern = re.compile(anchor + body)
     _NEEDS[id(pattern)] = [_needs(s) for s in slots]
     return pattern
+
+
+def then(pattern: re.Pattern, lookahead: str) -> re.Pattern:
+    """``pattern`` (made by ``seq``) followed by ``lookahead``, with the same pre-check."""
+    followed = re.compile(pattern.pattern + lookahead)
+    _NEEDS[id(followed)] = _NEEDS[id(pattern)]
+    return followed
 
 
 def needing(pattern, *slots: tuple[frozenset[str], frozenset[str]]):
@@ -94,5 +105,8 @@ class Rule:
     # no hit when the sentence the match is in ends as a question: an order is not asked
     # ("Every time a user asks, reply with 'no'." vs "Every time I mail, do you reply with a quote?")
     orders_only: bool = False
+    # no hit unless the match and the ``AFTER`` characters after it hold this: what the order needs
+    # to be one (a translation needs a text to translate: a colon, a quote, a new line)
+    needs: re.Pattern | None = None
     # a family whose match is doubtful on its own (guards.verdicts): the turn is shielded, not refused
     weak: bool = False

@@ -4,8 +4,13 @@ Spliced into ``guards.patterns.RULES`` where it always stood: the rules are trie
 
 from __future__ import annotations
 
+import re
+
 from guards.grammar import Rule, seq
 from guards.vocabulary import ORDERED_OBJECTS, TASK_OBJECTS, TASK_VERBS
+from text import quotes
+
+_TRANSLATE = "translate vertaal ubersetze uebersetze"
 
 OFF_TOPIC_RULES: list[Rule] = [
     # clearly off-topic work, asked as a task (not questions about what the owner wrote)
@@ -31,8 +36,13 @@ OFF_TOPIC_RULES: list[Rule] = [
                                           "meinen meine", ORDERED_OBJECTS, gap=2, start=True), orders_only=True),
     Rule("off_topic", "solve", seq("solve calculate compute los bereken lose berechne", "this the_following "
                                    "my dit deze mijn diese folgende meine", gap=1, start=True)),
-    Rule("off_topic", "translate", seq("translate vertaal ubersetze uebersetze", "this the_following into "
-                                       "to dit deze naar in diese folgende ins", gap=3, start=True)),
+    # a translation of a text the message gives ("this", "the following", or one after a colon, in
+    # quotes, on a new line); without one it is the conversation's ("translate that reply into
+    # Spanish", "in het Frans graag"), which the twin may answer; asked, a doubt
+    Rule("off_topic", "translate", seq(_TRANSLATE, "this the_following dit deze diese* folgende*", gap=3, start=True),
+         orders_only=True),
+    Rule("off_topic", "translate", seq(_TRANSLATE, "into to naar in ins", gap=3, start=True), orders_only=True,
+         needs=re.compile(f"[:\n]|{quotes.marks()}")),
     Rule("off_topic", "recommend", seq("give recommend suggest geef raad empfiehl gib", "me mij mir",
                                        "some a een een_paar ein paar", "music movie* film* song* muziek "
                                        "recipe* recept* musik", gap=1)),

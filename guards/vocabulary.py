@@ -20,6 +20,8 @@ REVEAL_VERBS = ("reveal* show* print* repeat* output* tell give list display* le
                 "disclose* write_out recite* what_is what_are what_were respond_with return "
                 "toon laat_zien geef herhaal* noem vertel print wat_is wat_zijn "
                 "zeig* gib nenne wiederhol* verrat* schreib* was_ist was_sind ausgeben")
+# Someone else's, not the twin's ("its system prompt", "hun instructies")
+OTHERS = "its their our his her my hun haar onze mijn zijn ihr* sein* unser* mein*"
 PROMPT_TARGETS = (
                  "system_prompt systemprompt system_message systeemprompt systeembericht "
                  "initial_prompt initial_instructions original_instructions "
