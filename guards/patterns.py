@@ -9,6 +9,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from guards.families import FAMILY_RULES
 from guards.grammar import AFTER, Rule, Words, seq, then
 from guards.languages import EXTRACTION_PATTERNS, OVERRIDE_PATTERNS, PERSONA_PATTERNS
 from guards.offtopic import OFF_TOPIC_RULES
@@ -306,6 +307,7 @@ RULES: list[Rule] = [
         r"(?:^|\n) ?(?:system|assistant|developer|systeem|human|ai) ?:|<\|?\s*/?\s*(?:system|im_start|"
         r"im_end|endoftext|assistant|user)\s*\|?>|\[/?inst\]|\[/?system\]|#{2,}\s*(?:instruction|system|"
         r"response)\b|<<\s*/?sys\s*>>|\[\s*system\s*(?:note|message|prompt)?\s*:")),
+    *FAMILY_RULES,  # guards.families: credentials, users' data, jailbreak words, decode and obey
     *OFF_TOPIC_RULES,  # guards.offtopic: work ordered that is not about the owner
 ]
 
