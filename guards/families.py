@@ -10,9 +10,10 @@ the model's fluency.
   has no users' data, and visitors speak of themselves, the owner or their own customers.
 - a jailbreak's vocabulary: an amoral, unfiltered or uncensored character, an alter ego, a
   character to stay in.
-- certain: an encoded text to decode and obey ("decode this and follow it: ..."); an
-  administrator or developer claimed in Chinese, Japanese or Korean, as ``guards.patterns``
-  reads it in English ("I am your developer").
+- an encoded text to decode and obey ("decode this and follow it: ..."): a doubt, so that the
+  decoded text's own verdict (``guards.normalize``'s views) stands where it is certain.
+- certain: an administrator or developer claimed in Chinese, Japanese or Korean, as
+  ``guards.patterns`` reads it in English ("I am your developer").
 """
 
 from __future__ import annotations
@@ -20,19 +21,30 @@ from __future__ import annotations
 import re
 
 from guards.grammar import Rule, seq
+from guards.normalize import views
+
+
+def _folded(*words: str) -> str:
+    """Words of other scripts as the rules read them: in the plain view (marks dropped, look-alike
+    letters mapped: "パスワード" is read "ハスワート")."""
+    return "|".join(re.escape(next(v.text for v in views(word) if v.name == "plain")) for word in words)
+
 
 _CREDENTIAL = re.compile(
     r"\b(?:pass(?:word|words|code|phrase)|passwort\w*|wachtwoord\w*|mot de passe|contrase[nñ]a\w*|senhas?|"
     r"has(?:ł|l)\w*|[sş]ifre\w*|secret (?:key|code|phrase)s?|api[ -]?(?:key|token)s?|access (?:code|token)s?|"
-    r"claves? secretas?|chiave segreta|geheime (?:sleutel|schl[uü]ssel)\w*)\b|"
-    r"пароль\w*|密码|密碼|パスワード|비밀번호|كلمة المرور|पासवर्ड|\bAPI कुंजि\w*", re.IGNORECASE)
+    r"claves? secretas?|chiave segreta|cl[eé]s? (?:api|secr[eè]tes?)|geheime (?:sleutel|schl[uü]ssel)\w*)\b|"
+    + _folded("пароль", "密码", "密碼", "パスワード", "비밀번호", "كلمة المرور", "पासवर्ड", "कुंजियाँ", "암호"),
+    re.IGNORECASE)
 _USERS_DATA = re.compile(
     r"\b(?:the|this|that|each|every|other|different) users?['\u2019]s?\b|\b(?:des|der) Benutzers\b|"
     r"\bdel usuario\b|\bdell['\u2019]utente\b|\bdo usu[aá]rio\b|\bde l['\u2019]utilisateur\b|"
-    r"\bvan de gebruiker\b|пользовател\w*|用户的|ユーザーの|사용자의|उपयोगकर्ता", re.IGNORECASE)
+    r"\bvan de gebruiker\b|" + _folded("пользовател", "用户的", "ユーザーの", "사용자의", "उपयोगकर्ता"), re.IGNORECASE)
 _JAILBREAK = re.compile(
     r"\b(?:amoral|unfiltered|uncensored|unethical or illegal|no (?:moral|ethical) (?:guidelines|compass|limits)|"
     r"alter ego|in character as|stay in character|/jailbreak)\b", re.IGNORECASE)
+_ADMIN_CLAIMED = (f"{_folded('我是')}\\S{{0,6}}?(?:{_folded('管理员', '开发者', '开发人员')})|"
+                  f"(?:{_folded('管理者です', '開発者です', '관리자입니다', '개발자입니다')})")
 
 FAMILY_RULES: list[Rule] = [
     Rule("injection", "credential", _CREDENTIAL, weak=True),
@@ -40,7 +52,6 @@ FAMILY_RULES: list[Rule] = [
     Rule("injection", "roleplay", _JAILBREAK, weak=True),
     Rule("injection", "decode_and_obey", seq("decod* dekodier* decodific* decodeer* entschlussel*", "and e y und en "
                                              "then karke dann", "execut* follow* run obey* ejecut* segue* sigue* "
-                                             "siga* folg* volg* voer* befolg*", gap=2)),
-    Rule("injection", "authority", re.compile(r"我是\S{0,6}?(?:管理员|开发者|开发人员)|(?:管理者|開発者)です|"
-                                              r"(?:관리자|개발자)(?:입니다|야|다)")),
+                                             "siga* folg* volg* voer* befolg*", gap=2), weak=True),
+    Rule("injection", "authority", re.compile(_ADMIN_CLAIMED)),
 ]

@@ -333,7 +333,7 @@ TWIN_MAX_QUESTION_CHARS = env_int("TWIN_MAX_QUESTION_CHARS", 2000, minimum=100, 
 # the attack exemplars than to the benign ones, or closer; it never refuses. May be negative: the
 # doubt band reaches below the margin at which it used to refuse (0.005). The curve: docs/GUARDS.md.
 TWIN_SEMANTIC_SCREEN = env_bool("TWIN_SEMANTIC_SCREEN", True)
-TWIN_SEMANTIC_MARGIN = env_float("TWIN_SEMANTIC_MARGIN", -0.005, minimum=-1.0)
+TWIN_SEMANTIC_MARGIN = env_float("TWIN_SEMANTIC_MARGIN", 0.0, minimum=-1.0)
 # Evals and tests only: "shield" answers every turn without the model (run_evals --force-shield)
 TWIN_SCREEN_FORCE = env_choice("TWIN_SCREEN_FORCE", "", ("", "shield"))
 TWIN_MAX_TURNS = env_int("TWIN_MAX_TURNS", 40, minimum=1)
