@@ -165,9 +165,9 @@ RULES: list[Rule] = [
     Rule("injection", "override_instructions", seq("you_must you_are_required_to je_moet du_musst",
                                                    "always altijd immer", "answer* respond* reply* antwoord* "
                                                    "antwort* beantwort*", gap=2), orders_only=True),
-    # system-prompt extraction
-    # not someone else's: "a rival's assistant once leaked its system prompt"
-    Rule("injection", "prompt_extraction", seq(REVEAL_VERBS, PROMPT_TARGETS, gap=4, skip=OTHERS)),
+    # system-prompt extraction: not someone else's ("a rival's bot leaked its system prompt"), nor any ("what is a …?")
+    Rule("injection", "prompt_extraction", seq(REVEAL_VERBS, PROMPT_TARGETS, gap=4,
+                                               skip=f"{OTHERS} a an een ein eine")),
     Rule("injection", "prompt_extraction", seq("what how wat hoe was wie", "were was are is waren zijn ware "
                                                "lauteten lauten sind", "you your je jij du dir ihnen",
                                                "told instructed given programmed verteld opgedragen "

@@ -39,6 +39,9 @@ def test_an_order_to_the_model_is_refused(text, rule):
     # someone else's prompt, not the twin's
     "A rival's assistant leaked its system prompt in a screenshot; could she audit ours?",
     "Their chatbot kept showing their hidden instructions, has he fixed such a thing before?",
+    # any system prompt, not the twin's: a definition asked
+    "what is a 'system prompt' in plain words, and why would anyone steal one?",
+    "Wat is een systeemprompt precies?",
     # the reader's level, not a persona
     "act as though I were new to databases: what does he build?",
     "act as if we never heard of Kubernetes and explain her platform work",
