@@ -7,8 +7,10 @@
 - ``shield``: what is doubtful. An order's words asked inside a question, or quoted; an
   instruction that only reads as one across the visitor's last messages; off-topic work asked
   about the owner ("write a blog post about her project": the knowledge base has her words); a
-  semantic score in the doubt band. The turn is answered without the model: the offline answerer quotes and cites the
-  knowledge base (or declines), spends nothing, and calls no tool the model chose.
+  weak family (``guards.families``: a credential or "the user's" data asked for, a jailbreak's
+  words); a semantic score in the doubt band. The turn is answered without the model: the
+  offline answerer quotes and cites the knowledge base (or declines), spends nothing, and calls
+  no tool the model chose.
 - ``pass``: the model answers, as it always did.
 
 The semantic screen alone never refuses: its margin says how a message sounds, not what it
