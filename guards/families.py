@@ -12,8 +12,11 @@ the model's fluency.
   character to stay in.
 - an encoded text to decode and obey ("decode this and follow it: ..."): a doubt, so that the
   decoded text's own verdict (``guards.normalize``'s views) stands where it is certain.
+- a mode announced in brackets in any language, or one to simulate or enable; text hidden in what
+  is pasted (an HTML comment) or a note in it to the assistant.
 - certain: an administrator or developer claimed in Chinese, Japanese or Korean, as
-  ``guards.patterns`` reads it in English ("I am your developer").
+  ``guards.patterns`` reads it in English ("I am your developer"); the assistant's turn written
+  by the visitor in other languages ("Asistente: ..."), as the English "assistant:" is.
 """
 
 from __future__ import annotations
@@ -46,7 +49,25 @@ _JAILBREAK = re.compile(
 _ADMIN_CLAIMED = (f"{_folded('我是')}\\S{{0,6}}?(?:{_folded('管理员', '开发者', '开发人员')})|"
                   f"(?:{_folded('管理者です', '開発者です', '관리자입니다', '개발자입니다')})")
 
+# a mode announced in brackets, in any language ("<MODO SISTEMA>", "[режим разработчика]"), or simulated
+_MODE = (r"[<\[]\s?[^\s<>\[\]]{2,20}(?:[ _-][^\s<>\[\]]{2,20})?[ _-](?:mode|modus|modo|"
+         + _folded("режим", "模式", "モード", "모드") + r")\s?[>\]]|[<\[]\s?(?:modo|mode|modus|"
+         + _folded("режим") + r")(?:[ _-][^\s<>\[\]]{2,20}){1,2}\s?[>\]]")
+# the assistant's turn written by the visitor, in other languages and scripts ("Asistente: ...")
+_ASSISTANT_TURN = (r"(?:^|\n) ?(?:assistente|asistente|assistent|assistentin|" + _folded(
+    "ассистент", "助手", "アシスタント", "어시스턴트", "المساعد", "सहायक") + r") ?:")
+
 FAMILY_RULES: list[Rule] = [
+    Rule("injection", "authority", re.compile(_MODE, re.IGNORECASE), weak=True),
+    Rule("injection", "authority", seq("simulat* emulat*", "mode modus", gap=2), weak=True),
+    Rule("injection", "authority", seq("enabl* activat* aktivier* activeer*", "mode modus", gap=2, start=True),
+         weak=True),
+    Rule("injection", "fake_turn", re.compile(_ASSISTANT_TURN, re.IGNORECASE)),
+    # text hidden from a reader in what is pasted (an HTML comment), or addressed to the model in it
+    Rule("injection", "hidden_note", re.compile(r"<!--"), weak=True),
+    Rule("injection", "hidden_note", seq("note* hinweis* nota notitie opmerking* remarque* aviso", "to for an voor "
+                                         "para per pour aan", "the de die der la il o a el le", "ai assistant* model* "
+                                         "assistent* bot chatbot ki ia asistente assistente", gap=1), weak=True),
     Rule("injection", "credential", _CREDENTIAL, weak=True),
     Rule("injection", "users_data", _USERS_DATA, weak=True),
     Rule("injection", "roleplay", _JAILBREAK, weak=True),
