@@ -12,7 +12,7 @@ the model's fluency.
   character to stay in.
 - an encoded text to decode and obey ("decode this and follow it: ..."): a doubt, so that the
   decoded text's own verdict (``guards.normalize``'s views) stands where it is certain.
-- a mode announced in brackets in any language, or one to simulate or enable; text hidden in what
+- a mode announced in brackets in any language, or one to simulate; text hidden in what
   is pasted (an HTML comment) or a note in it to the assistant.
 - certain: an administrator or developer claimed in Chinese, Japanese or Korean, as
   ``guards.patterns`` reads it in English ("I am your developer"); the assistant's turn written
@@ -60,8 +60,6 @@ _ASSISTANT_TURN = (r"(?:^|\n) ?(?:assistente|asistente|assistent|assistentin|" +
 FAMILY_RULES: list[Rule] = [
     Rule("injection", "authority", re.compile(_MODE, re.IGNORECASE), weak=True),
     Rule("injection", "authority", seq("simulat* emulat*", "mode modus", gap=2), weak=True),
-    Rule("injection", "authority", seq("enabl* activat* aktivier* activeer*", "mode modus", gap=2, start=True),
-         weak=True),
     Rule("injection", "fake_turn", re.compile(_ASSISTANT_TURN, re.IGNORECASE)),
     # text hidden from a reader in what is pasted (an HTML comment), or addressed to the model in it
     Rule("injection", "hidden_note", re.compile(r"<!--"), weak=True),
