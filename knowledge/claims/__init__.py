@@ -29,7 +29,7 @@ for the owner.
 
 A claim several documents are cited for is supported when one of them, or all of them read as
 one, supports it (the offline twin quotes a sentence of each under one pair of citations). The
-checker reads the document's own text (its front matter aside, ``knowledge.cited``); a paraphrase
+checker reads the document's own text (its front matter aside, ``knowledge.claims.cited``); a paraphrase
 the model cannot see as close, or a fact spread over two sentences, may be flagged wrongly:
 measured, per kind and language, in docs/ARCHITECTURE.md ("Claims checked against their sources").
 """
@@ -43,9 +43,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from knowledge import claim_vectors, topics
-from knowledge.bindings import bound_elsewhere
-from knowledge.cited import (
+from knowledge import topics
+from knowledge.claims import vectors
+from knowledge.claims.bindings import bound_elsewhere
+from knowledge.claims.cited import (
     Source,
     governed_kept,
     negates,
@@ -277,7 +278,7 @@ class _Lazy:
 
     def get(self) -> np.ndarray:
         if self._vector is None:
-            self._vector = claim_vectors.vector(self.embedder, self.text)  # made as it streamed, or now
+            self._vector = vectors.vector(self.embedder, self.text)  # made as it streamed, or now
         return self._vector
 
 

@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable
 
 from knowledge import topics
-from knowledge.cited import (
+from knowledge.claims.cited import (
     Source,
     clauses,
     has_name_in,

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from knowledge.bindings import bound_elsewhere
-from knowledge.cited import Source, governed, negation_dropped
+from knowledge.claims.bindings import bound_elsewhere
+from knowledge.claims.cited import Source, governed, negation_dropped
 from text.numbers import rates
 
 

@@ -256,7 +256,7 @@ def test_thousands_written_with_k_and_names_inside_compounds():
 
 
 def test_opposites_are_read_in_both_languages_and_a_sentence_writing_both_is_no_opposite():
-    from knowledge.cited import opposed
+    from knowledge.claims.cited import opposed
 
     assert opposed("She works part-time.", "Ze werkt fulltime.") == "part-time / fulltime"
     assert opposed("Het aantal daalde.", "The number increased.") == "daalde / increased"
