@@ -32,6 +32,7 @@ class Source:
         # the title is no evidence: a taught answer's title is the visitor's question, in their words
         every = topics.words(body)
         self.words = set(every)
+        self.title_words = set(topics.words(title))  # what a document is about, for names placed (never as found)
         self.phrase_text = f" {' '.join(every)} "  # for phrase lookups
         # what a sentence's section is about (the headings above it) holds for it
         self.section = [" ".join(headings) for headings in _headings_above(body, sentences)]
@@ -200,19 +201,27 @@ def governed(text: str) -> list[list[str]]:
     its clause: "brood" in "ik bak geen brood op zondag", "fly long routes" in "He never flies
     long routes at night"; "honden" and "katten" in "Ik verzorg geen honden en ook niet katten".
     "Not only", "niet alleen" restrict nothing and govern nothing."""
+    return [objects for _, objects in _governing(text)]
+
+
+def _governing(text: str) -> list[tuple[str, list[str]]]:
+    """Each negation of a text with the words it governs (``governed``)."""
     found = []
     for part in _GOVERNING.split(text):
         words = topics.words(part)
         for i, word in enumerate(words):
             if _negation(word) and not (i + 1 < len(words) and words[i + 1] in _ONLY):
-                found.append([w for w in words[i + 1:] if w not in topics.STOP_WORDS and len(w) >= 3][:3])
+                found.append((word, [w for w in words[i + 1:] if w not in topics.STOP_WORDS and len(w) >= 3][:3]))
     return found
 
 
 def negates_against(text: str, other: str) -> bool:
-    """Whether ``text`` negates something ``other`` says: a negation, not counting a preposition
-    ("without X", "zonder X", "excluding VAT") when ``other`` writes none of the (at most three)
-    words it governs, in either language."""
+    """Whether ``text`` negates something ``other`` says: a negation whose governed words (``governed``)
+    ``other`` writes, inflected or not, and does not negate itself ("adds no new features" beside
+    "but no new features are being added" says the same; "never decides alone" beside a sentence
+    that names no deciding negates nothing it says); a negation that governs no content word
+    counts as it stands. A preposition ("without X", "zonder X", "excluding VAT") negates
+    only where ``other`` writes one of the (at most three) words it governs, in either language."""
     words = topics.words(text)
     written = set(topics.words(other))
     stems_written = {w[:6] for w in written}
@@ -221,9 +230,22 @@ def negates_against(text: str, other: str) -> bool:
             objects = [w for w in words[i + 1:i + 6] if w not in topics.STOP_WORDS][:3]
             if any(w[:6] in stems_written or counterparts(w) & written for w in objects):
                 return True
-        elif _negation(word):
+    negated_there = {w for objects in governed(other) for w in objects}
+    for negation, objects in _governing(text):
+        if negation in _PREPOSITIONS:
+            continue
+        if not objects:
+            return True
+        if any(_same_word(w, written) for w in objects) and not all(_same_word(w, negated_there) for w in objects):
             return True
     return False
+
+
+def _same_word(word: str, words: set[str]) -> bool:
+    """Whether ``words`` hold ``word``: the same first six letters, or one of four letters or more
+    that the other extends by one or two ("check" and "checks", "zoek" and "zoekt")."""
+    return any(word[:6] == w[:6] or (min(len(word), len(w)) >= 4 and 0 < abs(len(word) - len(w)) <= 2
+                                     and (w.startswith(word) or word.startswith(w))) for w in words)
 
 
 _NEGATIONS = shared().words("negation.words", ("en", "nl", "de"))

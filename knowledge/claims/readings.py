@@ -44,7 +44,9 @@ def apart_names(claim: str, named: list[str], across: bool, source: Source, near
     # count whatever their paragraph
     window = source.beside(set(nearest), within_paragraph=not across)
     about = " ".join(source.section[j] for j in sorted(set(nearest)))  # the nearest sentences' sections
-    words = set().union(*(source.section_words[j] for j in set(nearest)), *(source.near_words[j] for j in window))
+    # the name a document is about (its title's: "Project: <name>") is beside all it says of it
+    words = set().union(source.title_words, *(source.section_words[j] for j in set(nearest)),
+                        *(source.near_words[j] for j in window))
     # a translated institution or field counts only where these sentences write it
     text = f" {' '.join(w for j in sorted(window) for w in source.sentence_words[j])} "
     names = [n for n in translated_away(claim, named, text, words) if not has_name_in(words, n)]
