@@ -54,6 +54,7 @@ from knowledge.claims.cited import (
     opposed,
     stems,
     translated_away,
+    years_counted,
 )
 from knowledge.claims.readings import ATTRIBUTION, apart_names, names_in, quotes_sentence, reverses, sense_of
 from knowledge.embedders import Embedder
@@ -322,7 +323,8 @@ def _judge(claim: str, vector: _Lazy, source: Source, embedder: Embedder,
            owner: str) -> tuple[str, str] | None:
     """Why ``source`` does not support ``claim``, or None when it does."""
     quoted = [sentence for sentence in source.sentences if quotes_sentence(claim, sentence)]
-    missing = quantities(claim).missing_from(source.quantities)
+    counted = years_counted(claim, source)
+    missing = [m for m in quantities(claim).missing_from(source.quantities) if m not in {shown(v) for v in counted}]
     across = detect_language(claim) != source.language  # its words cannot be the document's
     if missing:
         # certain when the document counts the same thing with another figure, or writes in the claim's

@@ -70,6 +70,16 @@ class Source:
         return [self.section_words[j].union(*(self.near_words[k] for k in self.beside({j})))
                 for j in range(len(self.sentences))]
 
+    @functools.cached_property
+    def spans(self) -> set[float]:
+        """The lengths, in years, of the spans a sentence gives by two years ("from 2017 to 2021":
+        four): a claim may count the years a document dates."""
+        out = set()
+        for found in self.near_quantities:
+            years = sorted(v for v in found.values if v.is_integer() and 1900 <= v <= 2100)
+            out |= {b - a for i, a in enumerate(years) for b in years[i + 1:] if b > a}
+        return out
+
     def beside(self, sentences: set[int], within_paragraph: bool = True) -> set[int]:
         """The sentences and those next to them (in their paragraph)."""
         return {k for j in sentences for k in (j - 1, j, j + 1) if 0 <= k < len(self.sentences)
@@ -77,6 +87,17 @@ class Source:
 
     def has_name(self, name: str) -> bool:
         return has_name_in(self.words, name)
+
+
+def years_counted(claim: str, source: Source) -> set[float]:
+    """The claim's counts of years ("about four years", "vier jaar") that a span of the document
+    is as long as (``Source.spans``)."""
+    tokens = claim.lower().split()
+    return {v for i, token in enumerate(tokens) for v in quantities(token).values
+            if v in source.spans and any(w.startswith(_YEARS) for w in tokens[i + 1:i + 3])}
+
+
+_YEARS = ("year", "jaar", "jare", "jahr")
 
 
 def bare_name(token: str) -> str:

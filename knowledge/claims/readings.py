@@ -16,6 +16,7 @@ from knowledge.claims.cited import (
     negates_against,
     stems,
     translated_away,
+    years_counted,
 )
 from knowledge.topics import owner_references
 from text.lexicon import shared
@@ -51,7 +52,7 @@ def apart_names(claim: str, named: list[str], across: bool, source: Source, near
     text = f" {' '.join(w for j in sorted(window) for w in source.sentence_words[j])} "
     names = [n for n in translated_away(claim, named, text, words) if not has_name_in(words, n)]
     near = quantities(about).union(*(source.near_quantities[j] for j in source.beside(set(nearest))))
-    values = quantities(claim).values - near.values
+    values = quantities(claim).values - near.values - years_counted(claim, source)
     if across:
         return names
     tokens = claim.split()
