@@ -53,8 +53,8 @@ def apart_names(claim: str, named: list[str], across: bool, source: Source, near
     names = [n for n in translated_away(claim, named, text, words) if not has_name_in(words, n)]
     near = quantities(about).union(*(source.near_quantities[j] for j in source.beside(set(nearest))))
     values = quantities(claim).values - near.values - years_counted(claim, source)
-    if across:
-        return names
+    if across:  # its words cannot place a number: each must stand in the nearest sentences or beside them
+        return names + [shown(v) for v in sorted(values)]
     tokens = claim.split()
     apart = names
     for value in sorted(values):
