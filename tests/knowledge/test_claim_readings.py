@@ -66,3 +66,36 @@ def test_an_inflected_word_is_one_or_two_letters_more_not_any_longer_word():
 ])
 def test_rates_stay_in_their_sentence_and_skip_years(text, expected):
     assert rates(text) == expected
+
+
+def test_a_negation_reverses_only_what_the_other_text_says_and_does_not_negate_itself():
+    from knowledge.claims.cited import negates_against
+
+    # the other text names what the negation governs, without one: turned round
+    assert negates_against("The ferry does not sail on Sundays.", "The ferry sails on Sundays and holidays.")
+    # both negate the same words: they agree
+    assert not negates_against("The ferry sails daily, but it takes no bicycles.",
+                               "It crosses every day and carries no bicycles.")
+    # the other text says nothing of what is negated
+    assert not negates_against("The skipper never plans the crossings himself.",
+                               "The skipper sails the morning ferry to the island.")
+
+
+def test_a_title_names_what_every_sentence_of_its_document_is_about():
+    from knowledge.claims.readings import apart_names
+
+    body = ("Harbourlight is the tide app I built for the sailing school.\n\n## Results\n"
+            "Bookings of the dinghies rose by a third in the first season.\n")
+    claim = "With Harbourlight, bookings of the dinghies rose by a third in the first season."
+    names = _names(claim)
+    assert apart_names(claim, names, False, Source("Project: Harbourlight", body), [2]) == []
+    assert apart_names(claim, names, False, Source("Projects", body), [2]) == ["Harbourlight"]
+
+
+def test_a_count_of_years_a_span_of_the_document_is_as_long_as_is_written():
+    from knowledge.claims.cited import years_counted
+
+    source = Source("CV", "From 2012 to 2017 she taught sailing at the lake.")
+    assert years_counted("She taught sailing for about five years.", source) == {5.0}
+    assert years_counted("She taught sailing for six years.", source) == set()
+    assert years_counted("She taught five groups of sailors.", source) == set()
