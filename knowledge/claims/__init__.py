@@ -61,6 +61,7 @@ from knowledge.embedders import Embedder
 from knowledge.topics import owner_references
 from knowledge.translation import cached_vectors
 from text.language import detect_language
+from text.counterparts import phrase_groups
 from text.lexicon import shared
 from text.numbers import quantities, rates, shown
 from text.sentences import split_sentences
@@ -106,7 +107,8 @@ CERTAIN = frozenset({"figure", "elsewhere"})
 ABSENT = frozenset({"new-figure", "name", "novel", "added", "far"})
 _COUNTED = re.compile(r"[\d][\d.,]*%?|[€$£]|[^\W\d_][\w'-]*")
 _UNIT_WORDS = {"€": "euro", "eur": "euro", "euros": "euro", "$": "dollar", "£": "pound", "%": "percent",
-               "procent": "percent", "per": "", "percentage": "percent"}
+               "procent": "percent", "per": "", "percentage": "percent", "pond": "pound", "pounds": "pound",
+               "dollars": "dollar"}
 
 
 @dataclass(frozen=True)
@@ -214,12 +216,28 @@ def _counted(text: str) -> set[tuple[str, float]]:
         elif before in ("€", "$", "£"):
             unit = _UNIT_WORDS[before]
         else:  # the first word after it that is no function word or figure, within three ("six to ten weeks")
-            unit = next((_UNIT_WORDS.get(w, w[:5]) for w in tokens[i + 1:i + 4]
+            unit = next((_unit(w) for w in tokens[i + 1:i + 4]
                          if not quantities(w).values and w not in topics.STOP_WORDS), "")
         if value.is_integer() and 1900 <= value <= 2100 and unit not in ("euro", "dollar", "pound", "percent"):
             unit = "year"
         out.add((unit, value))
     return out
+
+
+def _unit(word: str) -> str:
+    """A word counted, the same in either language where it can be told: a currency, a weekday in
+    any of its forms ("zaterdagen" and "saturdays"), the named part of a compound ("S5-units": "s5");
+    else its first five letters."""
+    if word in _UNIT_WORDS:
+        return _UNIT_WORDS[word]
+    named = [part for part in word.split("-") if any(c.isdigit() for c in part)]
+    if "-" in word and len(named) == 1:
+        return named[0]
+    return _DAYS.get(word, word[:5])
+
+
+_DAYS = {form: group[0] for group in phrase_groups() if group[0] in shared().words("calendar.days")
+         for form in group}
 
 
 def _elsewhere(claim: str, vector: _Lazy, titles: list[str], sources: dict[str, Source], *, embedder: Embedder,
