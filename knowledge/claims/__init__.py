@@ -54,16 +54,16 @@ from knowledge.claims.cited import (
     opposed,
     stems,
     translated_away,
-    years_counted,
 )
+from knowledge.claims.figures import changed_figure as changed_figure  # the figures' own check, read by tests
+from knowledge.claims.figures import figure_finding
 from knowledge.claims.readings import ATTRIBUTION, apart_names, names_in, quotes_sentence, reverses, sense_of
 from knowledge.embedders import Embedder
 from knowledge.topics import owner_references
 from knowledge.translation import cached_vectors
 from text.language import detect_language
-from text.counterparts import phrase_groups
 from text.lexicon import shared
-from text.numbers import quantities, rates, shown
+from text.numbers import quantities
 from text.sentences import split_sentences
 
 MEANING_FLOOR = 0.83
@@ -105,10 +105,6 @@ CERTAIN = frozenset({"figure", "elsewhere"})
 # what the cited document does not write at all: said by another document, it was cited wrongly (a
 # finding where the cited document speaks of the same, a negation or a combination, is not)
 ABSENT = frozenset({"new-figure", "name", "novel", "added", "far"})
-_COUNTED = re.compile(r"[\d][\d.,]*%?|[€$£]|[^\W\d_][\w'-]*")
-_UNIT_WORDS = {"€": "euro", "eur": "euro", "euros": "euro", "$": "dollar", "£": "pound", "%": "percent",
-               "procent": "percent", "per": "", "percentage": "percent", "pond": "pound", "pounds": "pound",
-               "dollars": "dollar"}
 
 
 @dataclass(frozen=True)
@@ -183,61 +179,6 @@ def check(answer: str, sources: dict[str, Source], embedder: Embedder, owner: st
                 kind, detail, certain = "elsewhere", f"said in {other} ({base}: {detail})", True
             found.append(Unsupported(text, titles[0], KINDS[base], detail, written, kind, certain))
     return found
-
-
-def changed_figure(claim: str, body: str) -> bool:
-    """Whether a figure of the claim the document lacks counts what the document counts with another
-    figure: the same unit after it ("6 engineers" where it says "9 engineers"), the same currency or
-    percentage, a year where it gives other years, a month where it names other months. A figure of
-    something the document never
-    counts (and a unit written in the other language) is no such change."""
-    said, written = _counted(claim), _counted(body)
-    values = {v for _, v in written}
-    months = quantities(claim).months - quantities(body).months
-    return any(value not in values and any(u == unit and w != value for u, w in written)
-               for unit, value in said if unit) or bool(months and quantities(body).months)
-
-
-def _counted(text: str) -> set[tuple[str, float]]:
-    """(unit, value) of each figure of a text: the unit is the first word after it that is no
-    function word or figure (its first five letters), a currency before it or "percent", "year" for
-    a year alone; "" when none."""
-    tokens = _COUNTED.findall(text.lower())
-    out = set()
-    for i, token in enumerate(tokens):
-        values = quantities(token.rstrip("%")).values
-        if not values or token in _UNIT_WORDS:
-            continue
-        [value] = values if len(values) == 1 else [max(values)]
-        after = tokens[i + 1] if i + 1 < len(tokens) else ""
-        before = tokens[i - 1] if i else ""
-        if token.endswith("%") or after in ("%", "percent", "procent"):
-            unit = "percent"
-        elif before in ("€", "$", "£"):
-            unit = _UNIT_WORDS[before]
-        else:  # the first word after it that is no function word or figure, within three ("six to ten weeks")
-            unit = next((_unit(w) for w in tokens[i + 1:i + 4]
-                         if not quantities(w).values and w not in topics.STOP_WORDS), "")
-        if value.is_integer() and 1900 <= value <= 2100 and unit not in ("euro", "dollar", "pound", "percent"):
-            unit = "year"
-        out.add((unit, value))
-    return out
-
-
-def _unit(word: str) -> str:
-    """A word counted, the same in either language where it can be told: a currency, a weekday in
-    any of its forms ("zaterdagen" and "saturdays"), the named part of a compound ("S5-units": "s5");
-    else its first five letters."""
-    if word in _UNIT_WORDS:
-        return _UNIT_WORDS[word]
-    named = [part for part in word.split("-") if any(c.isdigit() for c in part)]
-    if "-" in word and len(named) == 1:
-        return named[0]
-    return _DAYS.get(word, word[:5])
-
-
-_DAYS = {form: group[0] for group in phrase_groups() if group[0] in shared().words("calendar.days")
-         for form in group}
 
 
 def _elsewhere(claim: str, vector: _Lazy, titles: list[str], sources: dict[str, Source], *, embedder: Embedder,
@@ -341,18 +282,10 @@ def _judge(claim: str, vector: _Lazy, source: Source, embedder: Embedder,
            owner: str) -> tuple[str, str] | None:
     """Why ``source`` does not support ``claim``, or None when it does."""
     quoted = [sentence for sentence in source.sentences if quotes_sentence(claim, sentence)]
-    counted = years_counted(claim, source)
-    missing = [m for m in quantities(claim).missing_from(source.quantities) if m not in {shown(v) for v in counted}]
     across = detect_language(claim) != source.language  # its words cannot be the document's
-    if missing:
-        # certain when the document counts the same thing with another figure, or writes in the claim's
-        # language no such figure at all; across languages a figure may be written in words not read
-        certain = not across or changed_figure(claim, source.body)
-        return "figure" if certain else "new-figure", ", ".join(missing)
-    for value, period in sorted(rates(claim)):
-        given = {p for v, p in source.rates if v == value}
-        if given and period not in given:  # the document's figure, per another period
-            return "rate", f"{shown(value)} per {period}; the document: per {', '.join(sorted(given))}"
+    figure = figure_finding(claim, source, across=across)
+    if figure:
+        return figure
     named = names_in(claim, owner)
     names = translated_away(claim, [n for n in named if not source.has_name(n)], source.phrase_text, source.words,
                              named)

@@ -99,3 +99,17 @@ def test_a_count_of_years_a_span_of_the_document_is_as_long_as_is_written():
     assert years_counted("She taught sailing for about five years.", source) == {5.0}
     assert years_counted("She taught sailing for six years.", source) == set()
     assert years_counted("She taught five groups of sailors.", source) == set()
+
+
+def test_a_unit_is_told_in_either_language_and_a_date_moved_to_another_year_is_caught():
+    from knowledge.claims.figures import changed_figure, redated
+
+    # a weekday in its plural, a currency in words, a compound's named part: the same unit
+    assert changed_figure("The fence was built on five Saturdays.", "Het hek is op drie zaterdagen gebouwd.")
+    assert changed_figure("Het lab kreeg 52.000 pond.", "The lab received a grant of £25,000.")
+    assert changed_figure("He rebuilt 14 X9 pumps.", "Hij heeft 41 X9-pompen omgebouwd.")
+    assert not changed_figure("He rebuilt 14 pumps.", "Hij heeft 41 X9-pompen omgebouwd.")
+    # a month the document dates with another year; a month it never names is the figure check's
+    assert redated("Ze werkt er sinds april 2018.", "She has worked there since April 2019.")
+    assert redated("She joined in April 2019.", "She has worked there since April 2019.") == ""
+    assert redated("She joined in May 2018.", "She has worked there since April 2019.") == ""
