@@ -147,7 +147,8 @@ def _paragraphs(body: str, sentences: list[str]) -> list[int]:
     for line in body.splitlines():
         alone = re.match(r"\s*(?:\||[-*+]\s|\d+[.)]\s|#)", line)
         if not line.strip() or alone:
-            blocks.append([])
+            # a list item's sentences are one paragraph ("PhD, 2020. Thesis: ..."); a row or heading stands alone
+            blocks.append([line] if alone and _ITEM.match(line) else [])
         if line.strip() and not alone:
             blocks[-1].append(line)
     where: dict[str, int] = {}
