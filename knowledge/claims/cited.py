@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import re
 
 from knowledge import topics
+from knowledge.content import outline
 from text.counterparts import counterparts, phrase_groups
 from text.language import detect_language
 from text.lexicon import shared
@@ -159,25 +161,23 @@ def _paragraphs(body: str, sentences: list[str]) -> list[int]:
 
 
 def _headings_above(body: str, sentences: list[str]) -> list[tuple[str, ...]]:
-    """Per sentence, the headings its section stands under (one per level, outermost first); a
-    "# comment" inside a fenced code block is none. A sentence is looked for after the one
-    before it; one not found as written (its spaces changed) takes that place."""
+    """Per sentence, the headings its section stands under (one per level, outermost first), as
+    CommonMark reads them (``knowledge.content.outline``: a "# comment" inside a fenced code block
+    is none). A sentence is looked for after the one before it; one not found as written (its
+    spaces changed) takes that place."""
+    lines, headings = outline(body)
+    text = "\n".join(lines)
+    starts = list(itertools.accumulate((len(line) + 1 for line in lines), initial=0))
     offsets: list[int] = []  # where each set of headings comes into force
     marks: list[tuple[str, ...]] = []
     stack: list[tuple[int, str]] = []
-    offset, fenced = 0, False
-    for line in body.splitlines(keepends=True):
-        fenced ^= line.lstrip().startswith("```")
-        heading = None if fenced else re.match(r"(#+)\s+(.+)", line.strip())
-        if heading:
-            level = len(heading.group(1))
-            stack = [(lv, h) for lv, h in stack if lv < level] + [(level, heading.group(2))]
-            offsets.append(offset)
-            marks.append(tuple(h for _, h in stack))
-        offset += len(line)
+    for heading in headings:
+        stack = [(lv, h) for lv, h in stack if lv < heading.level] + [(heading.level, heading.text)]
+        offsets.append(starts[heading.start])
+        marks.append(tuple(h for _, h in stack))
     found, start = [], 0
     for sentence in sentences:
-        at = body.find(sentence, start)
+        at = text.find(sentence, start)
         start = at if at >= 0 else start
         index = bisect.bisect_right(offsets, start) - 1
         found.append(marks[index] if index >= 0 else ())
