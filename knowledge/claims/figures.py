@@ -99,7 +99,7 @@ def _dates(text: str) -> set[tuple[int, float]]:
 
 def _unit(word: str) -> str:
     """A word counted, the same in either language where it can be told: a currency, a weekday in
-    any of its forms ("zaterdagen" and "saturdays"), the named part of a compound ("S5-units": "s5");
+    any of its forms ("zaterdagen" and "saturdays"), the named part of a compound ("X9-pompen": "x9");
     else its first five letters."""
     if word in _UNIT_WORDS:
         return _UNIT_WORDS[word]
