@@ -208,7 +208,21 @@ def _negated_items(body: str) -> set[str]:
 
 
 def negates(text: str) -> bool:
-    return any(_negation(w) for w in topics.words(text))
+    return any(_negation(w) for w in topics.words(text)) or advises_against(text)
+
+
+def advises_against(text: str) -> bool:
+    """Whether a clause of the text advises against something: "advises against", "ontraadt", the
+    parts of a separable verb in one clause ("raadt ... af"; ``[negation] advising``)."""
+    for part in _GOVERNING.split(text):
+        words = topics.words(part)
+        if _ADVISING.intersection(words) or any(f"{a} {b}" in _ADVISING for a, b in itertools.pairwise(words)):
+            return True
+        # "raadt ... af", not "raadt ... aan om af te wachten"
+        if any(f"{a} {b}" in _ADVISING and _TOWARDS.isdisjoint(words[i + 1:j])
+               for i, a in enumerate(words) for j, b in enumerate(words[i + 2:], i + 2)):
+            return True
+    return False
 
 
 def _negation(word: str) -> bool:
@@ -276,6 +290,8 @@ _NEGATIONS = shared().words("negation.words", ("en", "nl", "de"))
 NEGATION_STEMS = frozenset(w[:6] for w in _NEGATIONS)
 _PREPOSITIONS = shared().words("negation.prepositions", ("en", "nl", "de"))
 _ONLY = shared().words("negation.only", ("en", "nl", "de"))  # "not only", "niet alleen": no negation
+_ADVISING = shared().words("negation.advising", ("en", "nl", "de"))
+_TOWARDS = frozenset({"aan", "an"})  # "raadt ... aan", "rät ... an": advising for, whatever follows
 
 
 def _alternatives() -> tuple[tuple[frozenset[str], ...], ...]:

@@ -113,3 +113,17 @@ def test_a_unit_is_told_in_either_language_and_a_date_moved_to_another_year_is_c
     assert redated("Ze werkt er sinds april 2018.", "She has worked there since April 2019.")
     assert redated("She joined in April 2019.", "She has worked there since April 2019.") == ""
     assert redated("She joined in May 2018.", "She has worked there since April 2019.") == ""
+
+
+def test_advising_against_and_zero_negate():
+    from knowledge.claims.cited import advises_against, negates
+
+    assert advises_against("The guide advises against swimming after dark.")
+    assert advises_against("De gids raadt zwemmers af om 's nachts te zwemmen.")
+    assert not advises_against("De gids raadt zwemmers aan om de stroming af te wachten.")
+    assert not advises_against("The guide advises swimmers to wait for the tide.")
+    assert negates("The bridge reopened with zero delays.")
+    # a restated warning is no claim without its negation
+    source = Source("Guide", "Ga niet zwemmen bij de pier als de rode vlag hangt.")
+    assert negation_dropped("De gids raadt af om bij de pier te zwemmen als de rode vlag hangt.", source) == ""
+    assert negation_dropped("Je kunt bij de pier zwemmen als de rode vlag hangt.", source) != ""
