@@ -243,13 +243,15 @@ class _Lazy:
 
 
 def _nearness(claim: str, vector: _Lazy, source: Source, embedder: Embedder,
-              names: list[str]) -> tuple[np.ndarray, bool]:
+              names: list[str], *, owner: str) -> tuple[np.ndarray, bool]:
     """How near each of the document's pieces is to the claim, and whether that was read from
     the words: the share of the claim's content words a piece holds, when one piece holds at
     least ``LEXICAL_ENOUGH`` of them; else the model's cosine (a claim in the other language, or
     in other words). The claim's names place nothing: a name put beside the wrong fact would pull
-    the sentence it came from nearer."""
-    words = stems(claim) - stems(" ".join(names))
+    the sentence it came from nearer; unless they are all it says ("She is a Certified X Y"): then
+    they place it. The owner's name places nothing (a document writes it anywhere)."""
+    said = stems(claim) - {w[:6] for w in owner_references(owner)}
+    words = (said - stems(" ".join(names))) or said
     if words:
         shares = np.array([len(words & piece) / len(words) for piece in source.piece_stems])
         if shares.max() >= LEXICAL_ENOUGH:
@@ -303,14 +305,14 @@ def _judge(claim: str, vector: _Lazy, source: Source, embedder: Embedder,
     novel = None if across else _novel(claim, owner, source, named)
     if novel:
         return novel[0], f"words the document does not write: {', '.join(novel[1])}"
-    return _contradiction(claim, vector, source, embedder, named, across=across)
+    return _contradiction(claim, vector, source, embedder, named, across=across, owner=owner)
 
 
-def _contradiction(claim: str, vector: _Lazy, source: Source, embedder: Embedder, named: list[str], *,
+def _contradiction(claim: str, vector: _Lazy, source: Source, embedder: Embedder, named: list[str], *, owner: str,
                    across: bool) -> tuple[str, str] | None:
     """Why the text nearest to ``claim`` contradicts it, or places its names apart, or None:
     what ``_judge`` asks once the claim's figures, names and words are all the document's."""
-    scores, lexical = _nearness(claim, vector, source, embedder, named)
+    scores, lexical = _nearness(claim, vector, source, embedder, named, owner=owner)
     order = np.argsort(-scores, kind="stable")
     best = source.pieces[int(order[0])][1]
     if not lexical and scores[order[0]] < MEANING_FLOOR:
