@@ -10,6 +10,7 @@ import re
 
 from knowledge import topics
 from knowledge.claims.cited import Source, years_counted
+from knowledge.translation import translated
 from text.counterparts import phrase_groups
 from text.lexicon import shared
 from text.numbers import quantities, rates, shown
@@ -23,7 +24,7 @@ def figure_finding(claim: str, source: Source, *, across: bool) -> tuple[str, st
     if missing:
         # certain when the document counts the same thing with another figure, or writes in the claim's
         # language no such figure at all; across languages a figure may be written in words not read
-        certain = not across or changed_figure(claim, source.body)
+        certain = not across or changed_figure(claim, source.body, translate=True)
         return "figure" if certain else "new-figure", ", ".join(missing)
     dated = redated(claim, source.body)
     if dated:
@@ -35,23 +36,31 @@ def figure_finding(claim: str, source: Source, *, across: bool) -> tuple[str, st
     return None
 
 
-def changed_figure(claim: str, body: str) -> bool:
+def changed_figure(claim: str, body: str, *, translate: bool = False) -> bool:
     """Whether a figure of the claim the document lacks counts what the document counts with another
     figure: the same unit after it ("6 engineers" where it says "9 engineers"), the same currency or
     percentage, a year where it gives other years, a month where it names other months. A figure of
     something the document never
-    counts (and a unit written in the other language) is no such change."""
+    counts is no such change; a unit written in the other language is read only where ``translate``
+    (the word model's translation: "vragen" counts what "questions" counts)."""
     said, written = _counted(claim), _counted(body)
     values = {v for _, v in written}
     months = quantities(claim).months - quantities(body).months
-    return any(value not in values and any(u == unit and w != value for u, w in written)
-               for unit, value in said if unit) or bool(months and quantities(body).months)
+    if any(value not in values and any(u == unit and w != value for u, w in written)
+           for unit, value in said if unit) or bool(months and quantities(body).months):
+        return True
+    if not translate:
+        return False
+    # a unit of the other language: the word the document counts with another figure translates it
+    said, written = _counted(claim, whole=True), _counted(body, whole=True)
+    return any(value not in values and translated([unit], sorted({u for u, w in written if w != value and u}))
+               for unit, value in said if len(unit) >= 3)
 
 
-def _counted(text: str) -> set[tuple[str, float]]:
+def _counted(text: str, *, whole: bool = False) -> set[tuple[str, float]]:
     """(unit, value) of each figure of a text: the unit is the first word after it that is no
     function word or figure (its first five letters), a currency before it or "percent", "year" for
-    a year alone; "" when none."""
+    a year alone; "" when none. ``whole``: the word after it as written."""
     tokens = _COUNTED.findall(text.lower())
     out = set()
     for i, token in enumerate(tokens):
@@ -66,7 +75,7 @@ def _counted(text: str) -> set[tuple[str, float]]:
         elif before in ("€", "$", "£"):
             unit = _UNIT_WORDS[before]
         else:  # the first word after it that is no function word or figure, within three ("six to ten weeks")
-            unit = next((_unit(w) for w in tokens[i + 1:i + 4]
+            unit = next((w if whole else _unit(w) for w in tokens[i + 1:i + 4]
                          if not quantities(w).values and w not in topics.STOP_WORDS), "")
         if value.is_integer() and 1900 <= value <= 2100 and unit not in ("euro", "dollar", "pound", "percent"):
             unit = "year"
