@@ -56,7 +56,7 @@ from knowledge.claims.cited import (
     translated_away,
 )
 from knowledge.claims.figures import changed_figure as changed_figure  # the figures' own check, read by tests
-from knowledge.claims.figures import figure_finding
+from knowledge.claims.figures import figure_finding, moved_figure
 from knowledge.claims.readings import ATTRIBUTION, apart_names, names_in, quotes_sentence, reverses, sense_of
 from knowledge.embedders import Embedder
 from knowledge.topics import owner_references
@@ -336,6 +336,9 @@ def _contradiction(claim: str, vector: _Lazy, source: Source, embedder: Embedder
     kept = "" if across else governed_kept(claim, source, nearest)
     if kept:
         return "governed", f"the document: {kept[:120]}"
+    moved = moved_figure(claim, source, nearest, across=across)
+    if moved:
+        return "figure", moved
     apart = apart_names(claim, named, across, source, nearest)
     if apart:
         return "apart", f"{', '.join(apart)}: in the document, not beside what the claim says"

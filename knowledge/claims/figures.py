@@ -83,6 +83,30 @@ def _counted(text: str, *, whole: bool = False) -> set[tuple[str, float]]:
     return out
 
 
+def moved_figure(claim: str, source: Source, nearest: list[int], *, across: bool) -> str:
+    """A figure of the claim the document writes, though not in the sentences nearest the claim
+    (with those beside them), where those sentences count the same thing with another figure ("ten
+    weeks" beside "fourteen weeks" when "ten" stands elsewhere): a changed figure; "" when none.
+    Years are left out (a claim may date a fact from another sentence)."""
+    window = source.beside(set(nearest), within_paragraph=not across)
+    text = " ".join(source.sentences[j] for j in sorted(window))
+    near = quantities(text).values
+    said = {(u, v) for u, v in _counted(claim) if u and u != "year" and v not in near}
+    if not said:
+        return ""
+    written = {(u, w) for u, w in _counted(text) if u}
+    for unit, value in sorted(said):
+        others = sorted({shown(w) for u, w in written if u == unit})
+        if others:
+            return f"{shown(value)} {unit}; beside it the document: {', '.join(others)}"
+    if across:  # a unit of the other language, read through the word model
+        wholes = {(u, w) for u, w in _counted(text, whole=True) if u}
+        for unit, value in sorted(_counted(claim, whole=True)):
+            if (_unit(unit), value) in said and translated([unit], sorted({u for u, _ in wholes})):
+                return f"{shown(value)} {unit}; beside it the document counts it otherwise"
+    return ""
+
+
 def redated(claim: str, body: str) -> str:
     """A month and year of the claim ("since March 2021") that the document writes only with
     another year ("maart 2022"), in either language: a changed date; "" when none."""

@@ -127,3 +127,14 @@ def test_advising_against_and_zero_negate():
     source = Source("Guide", "Ga niet zwemmen bij de pier als de rode vlag hangt.")
     assert negation_dropped("De gids raadt af om bij de pier te zwemmen als de rode vlag hangt.", source) == ""
     assert negation_dropped("Je kunt bij de pier zwemmen als de rode vlag hangt.", source) != ""
+
+
+def test_a_figure_moved_from_another_fact_is_changed_where_the_nearest_sentence_counts_otherwise():
+    from knowledge.claims.figures import moved_figure
+
+    source = Source("Bakery", "The oven bakes 300 loaves a night.\n\nThe shop has 12 staff and opened in 1998.")
+    # "12" stands in the document, but the sentence about loaves counts them with 300
+    assert moved_figure("The oven bakes 12 loaves a night.", source, [0], across=False).startswith("12 loave")
+    assert moved_figure("The oven bakes 300 loaves a night.", source, [0], across=False) == ""
+    # a year from another sentence may date a fact
+    assert moved_figure("Since 1998 the oven bakes 300 loaves a night.", source, [0], across=False) == ""
