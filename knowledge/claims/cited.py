@@ -253,9 +253,9 @@ def _governing(text: str) -> list[tuple[str, list[str]]]:
 
 def negates_against(text: str, other: str) -> bool:
     """Whether ``text`` negates something ``other`` says: a negation whose governed words (``governed``)
-    ``other`` writes, inflected or not, and does not negate itself ("adds no new features" beside
-    "but no new features are being added" says the same; "never decides alone" beside a sentence
-    that names no deciding negates nothing it says); a negation that governs no content word
+    ``other`` writes, inflected or not, and does not negate itself ("takes no new members" beside
+    "no new members are taken this year" says the same; "never bakes on Sundays" beside a sentence
+    that names no baking or Sunday negates nothing it says); a negation that governs no content word
     counts as it stands. A preposition ("without X", "zonder X", "excluding VAT") negates
     only where ``other`` writes one of the (at most three) words it governs, in either language."""
     words = topics.words(text)
