@@ -14,6 +14,7 @@ import re
 from knowledge import topics
 from knowledge.content import outline
 from text.counterparts import counterparts, phrase_groups
+from text.forms import same_word
 from text.language import detect_language
 from text.lexicon import shared
 from text.numbers import quantities, rates
@@ -278,10 +279,8 @@ def negates_against(text: str, other: str) -> bool:
 
 
 def _same_word(word: str, words: set[str]) -> bool:
-    """Whether ``words`` hold ``word``: the same first six letters, or one of four letters or more
-    that the other extends by one or two ("check" and "checks", "zoek" and "zoekt")."""
-    return any(word[:6] == w[:6] or (min(len(word), len(w)) >= 4 and 0 < abs(len(word) - len(w)) <= 2
-                                     and (w.startswith(word) or word.startswith(w))) for w in words)
+    """Whether ``words`` hold ``word`` in some form (``text.forms.same_word``)."""
+    return any(same_word(word, w) for w in words)
 
 
 _NEGATIONS = shared().words("negation.words", ("en", "nl", "de"))
