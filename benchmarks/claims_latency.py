@@ -9,7 +9,7 @@ CPU, no database:
   words do not place in its document is embedded, one at a time, then compared): the CPU the
   check costs;
 - *after the stream* (``--streamed TOKENS_PER_SECOND``): the answer is fed to
-  ``knowledge.claim_vectors.Prefetch`` four characters at a time at that rate (a token is about
+  ``knowledge.claims.vectors.Prefetch`` four characters at a time at that rate (a token is about
   four characters), as ``generate`` does while a model streams, and the check runs when the last
   characters arrived: what the visitor waits for after the last token.
 """
@@ -39,7 +39,8 @@ def main(argv: list[str] | None = None) -> int:
 
     django.setup()
     from evals.owners import owner_get
-    from knowledge import claim_vectors, claims
+    from knowledge import claims
+    from knowledge.claims import vectors
     from knowledge.content import read_folder
     from knowledge.embedders import get_embedder
 
@@ -53,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     claims.check(answers[0], sources, embedder, owner.name)  # the model's first call
     took = []
     for answer in answers:
-        claim_vectors.forget()
+        vectors.forget()
         start = time.perf_counter()
         claims.check(answer, sources, embedder, owner.name)
         took.append((time.perf_counter() - start) * 1000)
@@ -61,8 +62,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.streamed:
         took = []
         for answer in answers[:max(1, len(answers) // 2)]:
-            claim_vectors.forget()
-            prefetch = claim_vectors.Prefetch(embedder, claims.claim_texts)
+            vectors.forget()
+            prefetch = vectors.Prefetch(embedder, claims.claim_texts)
             for at in range(0, len(answer), 4):
                 time.sleep(1 / args.streamed)
                 prefetch.feed(answer[at:at + 4])

@@ -29,7 +29,7 @@ for the owner.
 
 A claim several documents are cited for is supported when one of them, or all of them read as
 one, supports it (the offline twin quotes a sentence of each under one pair of citations). The
-checker reads the document's own text (its front matter aside, ``knowledge.cited``); a paraphrase
+checker reads the document's own text (its front matter aside, ``knowledge.claims.cited``); a paraphrase
 the model cannot see as close, or a fact spread over two sentences, may be flagged wrongly:
 measured, per kind and language, in docs/ARCHITECTURE.md ("Claims checked against their sources").
 """
@@ -43,9 +43,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from knowledge import claim_vectors, topics
-from knowledge.bindings import bound_elsewhere
-from knowledge.cited import (
+from knowledge import topics
+from knowledge.claims import vectors
+from knowledge.claims.bindings import bound_elsewhere
+from knowledge.claims.cited import (
     Source,
     governed_kept,
     negates,
@@ -54,13 +55,15 @@ from knowledge.cited import (
     stems,
     translated_away,
 )
+from knowledge.claims.figures import changed_figure as changed_figure  # the figures' own check, read by tests
+from knowledge.claims.figures import figure_finding, moved_figure
 from knowledge.claims.readings import ATTRIBUTION, apart_names, names_in, quotes_sentence, reverses, sense_of
 from knowledge.embedders import Embedder
 from knowledge.topics import owner_references
 from knowledge.translation import cached_vectors
 from text.language import detect_language
 from text.lexicon import shared
-from text.numbers import quantities, rates, shown
+from text.numbers import quantities
 from text.sentences import split_sentences
 
 MEANING_FLOOR = 0.83
@@ -102,9 +105,6 @@ CERTAIN = frozenset({"figure", "elsewhere"})
 # what the cited document does not write at all: said by another document, it was cited wrongly (a
 # finding where the cited document speaks of the same, a negation or a combination, is not)
 ABSENT = frozenset({"new-figure", "name", "novel", "added", "far"})
-_COUNTED = re.compile(r"[\d][\d.,]*%?|[€$£]|[^\W\d_][\w'-]*")
-_UNIT_WORDS = {"€": "euro", "eur": "euro", "euros": "euro", "$": "dollar", "£": "pound", "%": "percent",
-               "procent": "percent", "per": "", "percentage": "percent"}
 
 
 @dataclass(frozen=True)
@@ -181,45 +181,6 @@ def check(answer: str, sources: dict[str, Source], embedder: Embedder, owner: st
     return found
 
 
-def changed_figure(claim: str, body: str) -> bool:
-    """Whether a figure of the claim the document lacks counts what the document counts with another
-    figure: the same unit after it ("6 engineers" where it says "9 engineers"), the same currency or
-    percentage, a year where it gives other years, a month where it names other months. A figure of
-    something the document never
-    counts (and a unit written in the other language) is no such change."""
-    said, written = _counted(claim), _counted(body)
-    values = {v for _, v in written}
-    months = quantities(claim).months - quantities(body).months
-    return any(value not in values and any(u == unit and w != value for u, w in written)
-               for unit, value in said if unit) or bool(months and quantities(body).months)
-
-
-def _counted(text: str) -> set[tuple[str, float]]:
-    """(unit, value) of each figure of a text: the unit is the first word after it that is no
-    function word or figure (its first five letters), a currency before it or "percent", "year" for
-    a year alone; "" when none."""
-    tokens = _COUNTED.findall(text.lower())
-    out = set()
-    for i, token in enumerate(tokens):
-        values = quantities(token.rstrip("%")).values
-        if not values or token in _UNIT_WORDS:
-            continue
-        [value] = values if len(values) == 1 else [max(values)]
-        after = tokens[i + 1] if i + 1 < len(tokens) else ""
-        before = tokens[i - 1] if i else ""
-        if token.endswith("%") or after in ("%", "percent", "procent"):
-            unit = "percent"
-        elif before in ("€", "$", "£"):
-            unit = _UNIT_WORDS[before]
-        else:  # the first word after it that is no function word or figure, within three ("six to ten weeks")
-            unit = next((_UNIT_WORDS.get(w, w[:5]) for w in tokens[i + 1:i + 4]
-                         if not quantities(w).values and w not in topics.STOP_WORDS), "")
-        if value.is_integer() and 1900 <= value <= 2100 and unit not in ("euro", "dollar", "pound", "percent"):
-            unit = "year"
-        out.add((unit, value))
-    return out
-
-
 def _elsewhere(claim: str, vector: _Lazy, titles: list[str], sources: dict[str, Source], *, embedder: Embedder,
                owner: str) -> str:
     """The title of another document (not cited) that supports the claim, or ""."""
@@ -277,18 +238,20 @@ class _Lazy:
 
     def get(self) -> np.ndarray:
         if self._vector is None:
-            self._vector = claim_vectors.vector(self.embedder, self.text)  # made as it streamed, or now
+            self._vector = vectors.vector(self.embedder, self.text)  # made as it streamed, or now
         return self._vector
 
 
 def _nearness(claim: str, vector: _Lazy, source: Source, embedder: Embedder,
-              names: list[str]) -> tuple[np.ndarray, bool]:
+              names: list[str], *, owner: str) -> tuple[np.ndarray, bool]:
     """How near each of the document's pieces is to the claim, and whether that was read from
     the words: the share of the claim's content words a piece holds, when one piece holds at
     least ``LEXICAL_ENOUGH`` of them; else the model's cosine (a claim in the other language, or
     in other words). The claim's names place nothing: a name put beside the wrong fact would pull
-    the sentence it came from nearer."""
-    words = stems(claim) - stems(" ".join(names))
+    the sentence it came from nearer; unless they are all it says ("She is a Certified X Y"): then
+    they place it. The owner's name places nothing (a document writes it anywhere)."""
+    said = stems(claim) - {w[:6] for w in owner_references(owner)}
+    words = (said - stems(" ".join(names))) or said
     if words:
         shares = np.array([len(words & piece) / len(words) for piece in source.piece_stems])
         if shares.max() >= LEXICAL_ENOUGH:
@@ -321,17 +284,10 @@ def _judge(claim: str, vector: _Lazy, source: Source, embedder: Embedder,
            owner: str) -> tuple[str, str] | None:
     """Why ``source`` does not support ``claim``, or None when it does."""
     quoted = [sentence for sentence in source.sentences if quotes_sentence(claim, sentence)]
-    missing = quantities(claim).missing_from(source.quantities)
     across = detect_language(claim) != source.language  # its words cannot be the document's
-    if missing:
-        # certain when the document counts the same thing with another figure, or writes in the claim's
-        # language no such figure at all; across languages a figure may be written in words not read
-        certain = not across or changed_figure(claim, source.body)
-        return "figure" if certain else "new-figure", ", ".join(missing)
-    for value, period in sorted(rates(claim)):
-        given = {p for v, p in source.rates if v == value}
-        if given and period not in given:  # the document's figure, per another period
-            return "rate", f"{shown(value)} per {period}; the document: per {', '.join(sorted(given))}"
+    figure = figure_finding(claim, source, across=across)
+    if figure:
+        return figure
     named = names_in(claim, owner)
     names = translated_away(claim, [n for n in named if not source.has_name(n)], source.phrase_text, source.words,
                              named)
@@ -349,14 +305,14 @@ def _judge(claim: str, vector: _Lazy, source: Source, embedder: Embedder,
     novel = None if across else _novel(claim, owner, source, named)
     if novel:
         return novel[0], f"words the document does not write: {', '.join(novel[1])}"
-    return _contradiction(claim, vector, source, embedder, named, across=across)
+    return _contradiction(claim, vector, source, embedder, named, across=across, owner=owner)
 
 
-def _contradiction(claim: str, vector: _Lazy, source: Source, embedder: Embedder, named: list[str], *,
+def _contradiction(claim: str, vector: _Lazy, source: Source, embedder: Embedder, named: list[str], *, owner: str,
                    across: bool) -> tuple[str, str] | None:
     """Why the text nearest to ``claim`` contradicts it, or places its names apart, or None:
     what ``_judge`` asks once the claim's figures, names and words are all the document's."""
-    scores, lexical = _nearness(claim, vector, source, embedder, named)
+    scores, lexical = _nearness(claim, vector, source, embedder, named, owner=owner)
     order = np.argsort(-scores, kind="stable")
     best = source.pieces[int(order[0])][1]
     if not lexical and scores[order[0]] < MEANING_FLOOR:
@@ -380,6 +336,9 @@ def _contradiction(claim: str, vector: _Lazy, source: Source, embedder: Embedder
     kept = "" if across else governed_kept(claim, source, nearest)
     if kept:
         return "governed", f"the document: {kept[:120]}"
+    moved = moved_figure(claim, source, nearest, across=across)
+    if moved:
+        return "figure", moved
     apart = apart_names(claim, named, across, source, nearest)
     if apart:
         return "apart", f"{', '.join(apart)}: in the document, not beside what the claim says"

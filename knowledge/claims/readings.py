@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable
 
 from knowledge import topics
-from knowledge.cited import (
+from knowledge.claims.cited import (
     Source,
     clauses,
     has_name_in,
@@ -16,6 +16,7 @@ from knowledge.cited import (
     negates_against,
     stems,
     translated_away,
+    years_counted,
 )
 from knowledge.topics import owner_references
 from text.lexicon import shared
@@ -44,14 +45,16 @@ def apart_names(claim: str, named: list[str], across: bool, source: Source, near
     # count whatever their paragraph
     window = source.beside(set(nearest), within_paragraph=not across)
     about = " ".join(source.section[j] for j in sorted(set(nearest)))  # the nearest sentences' sections
-    words = set().union(*(source.section_words[j] for j in set(nearest)), *(source.near_words[j] for j in window))
+    # the name a document is about (its title's: "Project: <name>") is beside all it says of it
+    words = set().union(source.title_words, *(source.section_words[j] for j in set(nearest)),
+                        *(source.near_words[j] for j in window))
     # a translated institution or field counts only where these sentences write it
     text = f" {' '.join(w for j in sorted(window) for w in source.sentence_words[j])} "
     names = [n for n in translated_away(claim, named, text, words) if not has_name_in(words, n)]
     near = quantities(about).union(*(source.near_quantities[j] for j in source.beside(set(nearest))))
-    values = quantities(claim).values - near.values
-    if across:
-        return names
+    values = quantities(claim).values - near.values - years_counted(claim, source)
+    if across:  # its words cannot place a number: each must stand in the nearest sentences or beside them
+        return names + [shown(v) for v in sorted(values)]
     tokens = claim.split()
     apart = names
     for value in sorted(values):

@@ -1,4 +1,4 @@
-"""knowledge.claim_vectors: an answer's sentences are embedded while it streams, each as soon as
+"""knowledge.claims.vectors: an answer's sentences are embedded while it streams, each as soon as
 it ends (before its citation arrives), so the claim check after the last token embeds nothing
 that streamed; a vector being made is waited for, never made twice."""
 
@@ -8,7 +8,8 @@ import threading
 
 import pytest
 
-from knowledge import claim_vectors, claims
+from knowledge import claims
+from knowledge.claims import vectors
 from knowledge.embedders import E5Embedder
 
 TITLE = "Curriculum vitae Ilse Voskuil"
@@ -37,18 +38,18 @@ def e5():
 
 @pytest.fixture(autouse=True)
 def cold():
-    claim_vectors.forget()
+    vectors.forget()
     yield
-    claim_vectors.forget()
+    vectors.forget()
 
 
 def settle():
-    for future in list(claim_vectors._PENDING.values()):
+    for future in list(vectors._PENDING.values()):
         future.result(timeout=10)
 
 
 def test_each_sentence_is_embedded_as_it_ends_and_the_check_after_the_stream_embeds_nothing(e5):
-    prefetch = claim_vectors.Prefetch(e5, claims.claim_texts)
+    prefetch = vectors.Prefetch(e5, claims.claim_texts)
     sentences = claims.claim_texts(ANSWER)
     first_end = ANSWER.index("2021.") + len("2021.")
     for at in range(0, first_end + 1, 3):  # up to the first sentence's end mark and a space: no citation yet
@@ -78,21 +79,21 @@ def test_without_a_stream_the_check_embeds_what_it_needs_itself(e5):
 
 def test_a_vector_being_made_is_waited_for_not_made_again(e5):
     gate = threading.Event()
-    claim_vectors._POOL.submit(gate.wait, 10)  # the background thread is busy: the next one queues
-    prefetch = claim_vectors.Prefetch(e5, claims.claim_texts)
+    vectors._POOL.submit(gate.wait, 10)  # the background thread is busy: the next one queues
+    prefetch = vectors.Prefetch(e5, claims.claim_texts)
     e5.embedded.clear()
     prefetch.feed("Ilse runs the data team at Kantara Logistics. ")
-    [queued] = claim_vectors._PENDING.values()
+    [queued] = vectors._PENDING.values()
     # still queued when the check asks: taken back and made on the asking thread, once
-    vector = claim_vectors.vector(e5, "Ilse runs the data team at Kantara Logistics.")
+    vector = vectors.vector(e5, "Ilse runs the data team at Kantara Logistics.")
     gate.set()
     assert queued.cancelled() and vector.shape == (e5.dimensions,)
     assert [t for _, t in e5.embedded] == ["Ilse runs the data team at Kantara Logistics."]
     # and one already queued or being made is made once, whoever makes it
     e5.embedded.clear()
     prefetch.feed("She plans routes in Zwolle every day. ")
-    [running] = claim_vectors._PENDING.values()
-    claim_vectors.vector(e5, "She plans routes in Zwolle every day.")
+    [running] = vectors._PENDING.values()
+    vectors.vector(e5, "She plans routes in Zwolle every day.")
     assert running.done() and len(e5.embedded) == 1
 
 
@@ -100,7 +101,7 @@ def test_a_failing_read_never_breaks_the_stream(e5):
     def broken(text: str) -> list[str]:
         raise ValueError("unreadable")
 
-    prefetch = claim_vectors.Prefetch(e5, broken)
+    prefetch = vectors.Prefetch(e5, broken)
     prefetch.feed("One sentence. ")  # logged, not raised
     prefetch.feed("Another one. ")
-    assert prefetch.failed and claim_vectors._PENDING == {}
+    assert prefetch.failed and vectors._PENDING == {}

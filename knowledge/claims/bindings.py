@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable
 
 from knowledge import topics
-from knowledge.cited import Source, bare_name, has_name_in
+from knowledge.claims.cited import Source, bare_name, has_name_in
 
 # a name's own joints ("University of Groningen", "Smit & Visser"): inside one name, not between two
 _JOINTS = frozenset({"of", "van", "der", "den", "de", "von", "&"})

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import re
 
 from knowledge import topics
+from knowledge.content import outline
 from text.counterparts import counterparts, phrase_groups
+from text.forms import same_word
 from text.language import detect_language
 from text.lexicon import shared
 from text.numbers import quantities, rates
@@ -32,6 +35,7 @@ class Source:
         # the title is no evidence: a taught answer's title is the visitor's question, in their words
         every = topics.words(body)
         self.words = set(every)
+        self.title_words = set(topics.words(title))  # what a document is about, for names placed (never as found)
         self.phrase_text = f" {' '.join(every)} "  # for phrase lookups
         # what a sentence's section is about (the headings above it) holds for it
         self.section = [" ".join(headings) for headings in _headings_above(body, sentences)]
@@ -69,6 +73,16 @@ class Source:
         return [self.section_words[j].union(*(self.near_words[k] for k in self.beside({j})))
                 for j in range(len(self.sentences))]
 
+    @functools.cached_property
+    def spans(self) -> set[float]:
+        """The lengths, in years, of the spans a sentence gives by two years ("from 2017 to 2021":
+        four): a claim may count the years a document dates."""
+        out = set()
+        for found in self.near_quantities:
+            years = sorted(v for v in found.values if v.is_integer() and 1900 <= v <= 2100)
+            out |= {b - a for i, a in enumerate(years) for b in years[i + 1:] if b > a}
+        return out
+
     def beside(self, sentences: set[int], within_paragraph: bool = True) -> set[int]:
         """The sentences and those next to them (in their paragraph)."""
         return {k for j in sentences for k in (j - 1, j, j + 1) if 0 <= k < len(self.sentences)
@@ -76,6 +90,17 @@ class Source:
 
     def has_name(self, name: str) -> bool:
         return has_name_in(self.words, name)
+
+
+def years_counted(claim: str, source: Source) -> set[float]:
+    """The claim's counts of years ("about four years", "vier jaar") that a span of the document
+    is as long as (``Source.spans``)."""
+    tokens = claim.lower().split()
+    return {v for i, token in enumerate(tokens) for v in quantities(token).values
+            if v in source.spans and any(w.startswith(_YEARS) for w in tokens[i + 1:i + 3])}
+
+
+_YEARS = ("year", "jaar", "jare", "jahr")
 
 
 def bare_name(token: str) -> str:
@@ -125,7 +150,8 @@ def _paragraphs(body: str, sentences: list[str]) -> list[int]:
     for line in body.splitlines():
         alone = re.match(r"\s*(?:\||[-*+]\s|\d+[.)]\s|#)", line)
         if not line.strip() or alone:
-            blocks.append([])
+            # a list item's sentences are one paragraph ("PhD, 2020. Thesis: ..."); a row or heading stands alone
+            blocks.append([line] if alone and _ITEM.match(line) else [])
         if line.strip() and not alone:
             blocks[-1].append(line)
     where: dict[str, int] = {}
@@ -136,25 +162,23 @@ def _paragraphs(body: str, sentences: list[str]) -> list[int]:
 
 
 def _headings_above(body: str, sentences: list[str]) -> list[tuple[str, ...]]:
-    """Per sentence, the headings its section stands under (one per level, outermost first); a
-    "# comment" inside a fenced code block is none. A sentence is looked for after the one
-    before it; one not found as written (its spaces changed) takes that place."""
+    """Per sentence, the headings its section stands under (one per level, outermost first), as
+    CommonMark reads them (``knowledge.content.outline``: a "# comment" inside a fenced code block
+    is none). A sentence is looked for after the one before it; one not found as written (its
+    spaces changed) takes that place."""
+    lines, headings = outline(body)
+    text = "\n".join(lines)
+    starts = list(itertools.accumulate((len(line) + 1 for line in lines), initial=0))
     offsets: list[int] = []  # where each set of headings comes into force
     marks: list[tuple[str, ...]] = []
     stack: list[tuple[int, str]] = []
-    offset, fenced = 0, False
-    for line in body.splitlines(keepends=True):
-        fenced ^= line.lstrip().startswith("```")
-        heading = None if fenced else re.match(r"(#+)\s+(.+)", line.strip())
-        if heading:
-            level = len(heading.group(1))
-            stack = [(lv, h) for lv, h in stack if lv < level] + [(level, heading.group(2))]
-            offsets.append(offset)
-            marks.append(tuple(h for _, h in stack))
-        offset += len(line)
+    for heading in headings:
+        stack = [(lv, h) for lv, h in stack if lv < heading.level] + [(heading.level, heading.text)]
+        offsets.append(starts[heading.start])
+        marks.append(tuple(h for _, h in stack))
     found, start = [], 0
     for sentence in sentences:
-        at = body.find(sentence, start)
+        at = text.find(sentence, start)
         start = at if at >= 0 else start
         index = bisect.bisect_right(offsets, start) - 1
         found.append(marks[index] if index >= 0 else ())
@@ -185,7 +209,21 @@ def _negated_items(body: str) -> set[str]:
 
 
 def negates(text: str) -> bool:
-    return any(_negation(w) for w in topics.words(text))
+    return any(_negation(w) for w in topics.words(text)) or advises_against(text)
+
+
+def advises_against(text: str) -> bool:
+    """Whether a clause of the text advises against something: "advises against", "ontraadt", the
+    parts of a separable verb in one clause ("raadt ... af"; ``[negation] advising``)."""
+    for part in _GOVERNING.split(text):
+        words = topics.words(part)
+        if _ADVISING.intersection(words) or any(f"{a} {b}" in _ADVISING for a, b in itertools.pairwise(words)):
+            return True
+        # "raadt ... af", not "raadt ... aan om af te wachten"
+        if any(f"{a} {b}" in _ADVISING and _TOWARDS.isdisjoint(words[i + 1:j])
+               for i, a in enumerate(words) for j, b in enumerate(words[i + 2:], i + 2)):
+            return True
+    return False
 
 
 def _negation(word: str) -> bool:
@@ -200,19 +238,27 @@ def governed(text: str) -> list[list[str]]:
     its clause: "brood" in "ik bak geen brood op zondag", "fly long routes" in "He never flies
     long routes at night"; "honden" and "katten" in "Ik verzorg geen honden en ook niet katten".
     "Not only", "niet alleen" restrict nothing and govern nothing."""
+    return [objects for _, objects in _governing(text)]
+
+
+def _governing(text: str) -> list[tuple[str, list[str]]]:
+    """Each negation of a text with the words it governs (``governed``)."""
     found = []
     for part in _GOVERNING.split(text):
         words = topics.words(part)
         for i, word in enumerate(words):
             if _negation(word) and not (i + 1 < len(words) and words[i + 1] in _ONLY):
-                found.append([w for w in words[i + 1:] if w not in topics.STOP_WORDS and len(w) >= 3][:3])
+                found.append((word, [w for w in words[i + 1:] if w not in topics.STOP_WORDS and len(w) >= 3][:3]))
     return found
 
 
 def negates_against(text: str, other: str) -> bool:
-    """Whether ``text`` negates something ``other`` says: a negation, not counting a preposition
-    ("without X", "zonder X", "excluding VAT") when ``other`` writes none of the (at most three)
-    words it governs, in either language."""
+    """Whether ``text`` negates something ``other`` says: a negation whose governed words (``governed``)
+    ``other`` writes, inflected or not, and does not negate itself ("takes no new members" beside
+    "no new members are taken this year" says the same; "never bakes on Sundays" beside a sentence
+    that names no baking or Sunday negates nothing it says); a negation that governs no content word
+    counts as it stands. A preposition ("without X", "zonder X", "excluding VAT") negates
+    only where ``other`` writes one of the (at most three) words it governs, in either language."""
     words = topics.words(text)
     written = set(topics.words(other))
     stems_written = {w[:6] for w in written}
@@ -221,9 +267,20 @@ def negates_against(text: str, other: str) -> bool:
             objects = [w for w in words[i + 1:i + 6] if w not in topics.STOP_WORDS][:3]
             if any(w[:6] in stems_written or counterparts(w) & written for w in objects):
                 return True
-        elif _negation(word):
+    negated_there = {w for objects in governed(other) for w in objects}
+    for negation, objects in _governing(text):
+        if negation in _PREPOSITIONS:
+            continue
+        if not objects:
+            return True
+        if any(_same_word(w, written) for w in objects) and not all(_same_word(w, negated_there) for w in objects):
             return True
     return False
+
+
+def _same_word(word: str, words: set[str]) -> bool:
+    """Whether ``words`` hold ``word`` in some form (``text.forms.same_word``)."""
+    return any(same_word(word, w) for w in words)
 
 
 _NEGATIONS = shared().words("negation.words", ("en", "nl", "de"))
@@ -232,6 +289,8 @@ _NEGATIONS = shared().words("negation.words", ("en", "nl", "de"))
 NEGATION_STEMS = frozenset(w[:6] for w in _NEGATIONS)
 _PREPOSITIONS = shared().words("negation.prepositions", ("en", "nl", "de"))
 _ONLY = shared().words("negation.only", ("en", "nl", "de"))  # "not only", "niet alleen": no negation
+_ADVISING = shared().words("negation.advising", ("en", "nl", "de"))
+_TOWARDS = frozenset({"aan", "an"})  # "raadt ... aan", "rät ... an": advising for, whatever follows
 
 
 def _alternatives() -> tuple[tuple[frozenset[str], ...], ...]:
