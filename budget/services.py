@@ -17,7 +17,7 @@ from collections.abc import Collection, Sequence
 from decimal import Decimal
 
 from django.conf import settings
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError, connection, transaction
 from django.db.models import Case, F, Sum, When
 from django.utils import timezone
 
@@ -34,8 +34,13 @@ class BudgetRefused(Exception):
 
 
 def _meter(day: dt.date) -> BudgetDay:
-    BudgetDay.objects.bulk_create([BudgetDay(day=day)], ignore_conflicts=True)
-    return BudgetDay.objects.select_for_update().get(day=day)
+    """The day's meter, made if it is missing, locked until the transaction ends: one statement.
+    The upsert's update changes nothing but locks the row as ``SELECT … FOR UPDATE`` would (it
+    waits for, and then returns, the latest committed meter)."""
+    table = connection.ops.quote_name(BudgetDay._meta.db_table)
+    return next(iter(BudgetDay.objects.raw(
+        f"INSERT INTO {table} (day, spent_usd, reserved_usd, updated_at) VALUES (%s, 0, 0, %s) "
+        f"ON CONFLICT (day) DO UPDATE SET spent_usd = {table}.spent_usd RETURNING *", [day, timezone.now()])))
 
 
 def _expire(meter: BudgetDay, now: dt.datetime, entry_ids: Collection[int] | None = None) -> None:
@@ -112,20 +117,43 @@ def budget_settle(*, entry_id: int, amount_usd: Decimal) -> LedgerEntry:
         return entry
 
 
-def budgets_settle(settlements: Sequence[tuple[int, Decimal]]) -> None:
+def budgets_settle(settlements: Sequence[tuple[int, Decimal]], *, turn_id: int | None = None) -> set[int]:
     """``budget_settle`` of each (entry, real cost), inside the caller's transaction (a turn's
     record: ``chat.turns.records``): the meter's row lock is taken here and held until the
-    caller commits, so call this last."""
+    caller commits, so call this last. Returns the entries it settled (those still reserved);
+    ``turn_id``: these are linked to that turn in the same statement (``entries_link``)."""
+    done: set[int] = set()
     if not settlements:
-        return
+        return done
     days = dict(LedgerEntry.objects.filter(pk__in=[entry_id for entry_id, _ in settlements]).values_list("pk", "day"))
     now = timezone.now()
     for day in sorted(set(days.values())):
         meter = _meter(day)  # the meter first, then the entries, as everywhere
-        for entry_id, amount in settlements:
-            if days.get(entry_id) == day:
-                _settle_on(meter, entry_id, amount, now)
+        for entry_id, reserved, spent in _settle_all(
+                [(entry_id, amount) for entry_id, amount in settlements if days.get(entry_id) == day], now, turn_id):
+            meter.reserved_usd -= reserved
+            meter.spent_usd += spent
+            done.add(entry_id)
         meter.save()
+    return done
+
+
+def _settle_all(settlements: Sequence[tuple[int, Decimal]], now: dt.datetime,
+                turn_id: int | None) -> list[tuple[int, Decimal, Decimal]]:
+    """``_settle_on`` of each entry of one day (its meter locked by the caller) in one statement:
+    the entries still reserved are settled (a settled or expired one stays as it is); returns
+    (entry, what it had reserved, what it cost) of each one settled."""
+    table = connection.ops.quote_name(LedgerEntry._meta.db_table)
+    rows = ", ".join(["(%s, %s::numeric)"] * len(settlements))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table} AS e SET status = %s, amount_usd = v.amount, settled_at = %s, "
+            "turn_id = COALESCE(%s, e.turn_id) "
+            f"FROM (VALUES {rows}) AS v(id, amount) WHERE e.id = v.id AND e.status = %s "
+            "RETURNING e.id, e.reserved_usd, v.amount",
+            [LedgerEntry.Status.SETTLED, now, turn_id, *(x for pair in settlements for x in pair),
+             LedgerEntry.Status.RESERVED])
+        return cursor.fetchall()
 
 
 def _settle_on(meter: BudgetDay, entry_id: int, amount_usd: Decimal, now: dt.datetime) -> tuple[LedgerEntry, bool]:

@@ -101,9 +101,11 @@ def _turn_rows(*, conversation_id: uuid.UUID | str, user_message: Message | None
     if slot:  # the turn's work is done: its address may start another (one transaction less a turn)
         limits.turn_slot_free(slot=slot)
     # last: the day's meter stays locked from here to the commit (budget_services.budgets_settle)
-    budget_services.budgets_settle(recorder.unsettled)
-    if recorder.ledger_entry_ids:
-        budget_services.entries_link(entry_ids=recorder.ledger_entry_ids, turn_id=turn.pk)
+    # which also links the entries it settles to the turn; the rest (settled by a reservation of a
+    # later call, or expired meanwhile) in one statement more
+    settled = budget_services.budgets_settle(recorder.unsettled, turn_id=turn.pk)
+    if rest := set(recorder.ledger_entry_ids) - settled:
+        budget_services.entries_link(entry_ids=rest, turn_id=turn.pk)
     return message, turn
 
 
