@@ -139,12 +139,22 @@ def turn_slot(*, ip_key: str, slot: str, client: str = "") -> bool:
     holds = [(f"turns:{ip_key}", slot, maximum)] + [
         (f"turns:{address_hash(block)}", f"{slot}:{n}", maximum * factor)
         for n, (block, factor) in enumerate(blocks_of(client), start=1)]
-    with transaction.atomic():  # narrowest first, in every process: the advisory locks cannot deadlock
-        for key, socket_id, most in holds:
-            if not socket_register(key=key, socket_id=socket_id, maximum=most, ttl=ttl):
-                transaction.set_rollback(True)
-                return False
-    return True
+    with transaction.atomic(), connection.cursor() as cursor:
+        # serialised per key as in socket_register, every key of the turn's in one statement: taken
+        # in the target list's order, narrowest first, in every process (no deadlock)
+        cursor.execute("SELECT " + ", ".join(["pg_advisory_xact_lock(hashtext(%s))"] * len(holds)),
+                       [f"twinsite-sockets:{key}" for key, _, _ in holds])
+        # then, seeing what those keys' holders committed, all the slots or none
+        wanted = ", ".join(["(%s, %s, %s::int)"] * len(holds))
+        cursor.execute(
+            f"""WITH want (socket_id, key, most) AS (VALUES {wanted}),
+                 gone AS (DELETE FROM guards_opensocket WHERE key IN (SELECT key FROM want) AND expires_at < now())
+               INSERT INTO guards_opensocket (socket_id, key, expires_at)
+               SELECT socket_id, key, now() + make_interval(secs => %s) FROM want
+               WHERE NOT EXISTS (SELECT 1 FROM want AS w WHERE w.most <= (
+                   SELECT count(*) FROM guards_opensocket AS o WHERE o.key = w.key AND o.expires_at >= now()))""",
+            [*(value for key, socket_id, most in holds for value in (socket_id, key, most)), ttl])
+        return cursor.rowcount == len(holds)
 
 
 def turn_slot_free(*, slot: str) -> None:
