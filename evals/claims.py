@@ -11,8 +11,8 @@ facts combined wrongly, a negation) how many were flagged; for the supported one
 a claim in the other language) how many were flagged wrongly.
 
 A finding is certain (shown to the visitor) or a doubt (kept for the owner): ``bars`` gives what
-the design asks of each. The certain kinds of claim (``CERTAIN_LABELS``: a changed number, another
-document's fact) are those the certain checks are written for.
+the design asks of each. The certain kind of claim (``CERTAIN_LABELS``: a changed number) is the
+one the certain check is written for; another document's fact was one until held-out set E.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from knowledge.embedders import get_embedder
 from text.words import words
 
 DEV = Path(__file__).resolve().parent / "data" / "claims.jsonl"
-CERTAIN_LABELS = frozenset({"changed-number", "other-document"})
+CERTAIN_LABELS = frozenset({"changed-number"})
 
 
 @dataclass

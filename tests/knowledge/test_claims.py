@@ -124,11 +124,11 @@ def test_a_doubt_changes_nothing_the_visitor_reads(e5):
     assert claims.applied(answer, found[:1], "strip", "") == answer
 
 
-def test_a_sentence_another_document_says_is_certain(e5):
+def test_a_sentence_another_document_says_is_a_doubt_when_its_finding_is(e5):
     other = "About Ilse"
     sources = {TITLE: claims.Source(TITLE, DOC), other: claims.Source(other, "Ilse grew up in Deventer.")}
     [found] = claims.check(f"Ilse grew up in Deventer. [source: {TITLE}]", sources, e5, OWNER)
-    assert (found.kind, found.certain, found.reason) == ("elsewhere", True, "name")
+    assert (found.kind, found.certain, found.reason) == ("elsewhere", False, "name")
     assert found.detail.startswith(f"said in {other}")
 
 
