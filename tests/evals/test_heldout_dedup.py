@@ -6,7 +6,8 @@ The sets whose misses were read while writing the checker are development sets n
 the first set, A and its answers, B); they are checked as the earlier sets only. C had 67 of its
 220 claims and 8 of its 14 answers at 0.6 or more with an earlier set: those were removed. D's
 misses were read in issue 56's second round, so E, written then by someone who read none of the
-checker and none of the sets, is the held-out set now."""
+checker and none of the sets, was the held-out set until its aggregates moved 'elsewhere' to the
+doubts; F, written after that, judges it."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ DEVELOPMENT = [("claims.jsonl",), ("claims_holdout.jsonl",),
                ("claims_answers_holdout.jsonl", "claims_holdout_b.jsonl")]
 ORDER = [*DEVELOPMENT, ("claims_holdout_c.jsonl", "claims_answers_holdout_c.jsonl"),
          ("claims_holdout_d.jsonl", "claims_answers_holdout_d.jsonl"),
-         ("claims_holdout_e.jsonl", "claims_answers_holdout_e.jsonl")]
+         ("claims_holdout_e.jsonl", "claims_answers_holdout_e.jsonl"),
+         ("claims_holdout_f.jsonl", "claims_answers_holdout_f.jsonl")]
 
 
 def generations() -> list[tuple[str, ...]]:
