@@ -110,3 +110,6 @@ class Rule:
     needs: re.Pattern | None = None
     # a family whose match is doubtful on its own (guards.verdicts): the turn is shielded, not refused
     weak: bool = False
+    # a persona or a shape set up whose task may be the owner's own content (guards.setups): a doubt
+    # when the text names the owner in the third person ("act as a recruiter and weigh her CV")
+    owner: bool = False

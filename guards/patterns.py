@@ -13,12 +13,11 @@ from guards.families import FAMILY_RULES
 from guards.grammar import AFTER, Rule, Words, seq, then
 from guards.languages import EXTRACTION_PATTERNS, OVERRIDE_PATTERNS, PERSONA_PATTERNS
 from guards.offtopic import OFF_TOPIC_RULES
+from guards.setups import SETUP_RULES, about_owner
 from guards.vocabulary import (
     EARLIER,
     INSTRUCTIONS,
-    OTHERS,
     OVERRIDE_VERBS,
-    PROMPT_TARGETS,
     REVEAL_VERBS,
 )
 from text import quotes
@@ -129,8 +128,6 @@ RULES: list[Rule] = [
                                               r"(?:mode|override)\s?[>\]]")),
     Rule("injection", "prompt_extraction", seq("sentence* words lines zin* satz* satze* zeile* woorden",
                                                "before above boven vor oberhalb", gap=1)),
-    Rule("injection", "answer_only", seq("respond* answer* reply* antwoord* antworte*", "only alleen "
-                                         "uitsluitend nur", "with met mit", gap=1)),
     # dictated output: the answer's words given, with what it must leave out ("reply with 'fine' rather
     # than with your sources"), or the message closing on "Say no."
     Rule("injection", "answer_only", seq("respond* answer* reply* antwoord* antworte*", "with met mit",
@@ -166,8 +163,7 @@ RULES: list[Rule] = [
                                                    "always altijd immer", "answer* respond* reply* antwoord* "
                                                    "antwort* beantwort*", gap=2), orders_only=True),
     # system-prompt extraction: not someone else's ("a rival's bot leaked its system prompt"), nor any ("what is a …?")
-    Rule("injection", "prompt_extraction", seq(REVEAL_VERBS, PROMPT_TARGETS, gap=4,
-                                               skip=f"{OTHERS} a an een ein eine")),
+    *SETUP_RULES,  # guards.setups: "from now on", an answer kept to a shape, the prompt as a topic
     Rule("injection", "prompt_extraction", seq("what how wat hoe was wie", "were was are is waren zijn ware "
                                                "lauteten lauten sind", "you your je jij du dir ihnen",
                                                "told instructed given programmed verteld opgedragen "
@@ -180,23 +176,23 @@ RULES: list[Rule] = [
                                                "hierboven oben davor", gap=2, start=True)),
     Rule("injection", "prompt_extraction", seq("text tekst texte", "above hierboven erboven oben", gap=1)),
     # role-play jailbreaks
-    Rule("injection", "roleplay", seq("you_are_now you're_now from_now_on you_will_now you_must_now "
-                                      "je_bent_nu vanaf_nu jij_bent_nu du_bist_jetzt du_bist_nun "
-                                      "ab_jetzt ab_sofort sie_sind_jetzt sie_sind_nun", gap=0)),
+    Rule("injection", "roleplay", seq("you_are_now you're_now you_will_now you_must_now je_bent_nu "
+                                      "jij_bent_nu du_bist_jetzt du_bist_nun sie_sind_jetzt sie_sind_nun", gap=0)),
     # the twin's persona, as in English ("pretend you"): "doe alsof ik een leek ben" sets the reader
     # asked ("could you pretend to be the hiring manager?"), a doubt
     Rule("injection", "roleplay", seq("pretend_to pretend_you impersonat* doe_alsof_je doe_alsof_jij doe_alsof_u "
-                                      "speel_de_rol tu_so spiel_die_rolle", gap=0), orders_only=True),
+                                      "speel_de_rol tu_so spiel_die_rolle", gap=0), orders_only=True, owner=True),
     # "role-play" as a verb ("can you roleplay as my lawyer?", "let's role-play"), not the noun
     # visitors ask about ("how do you test a bot against role-play tricks?")
     Rule("injection", "roleplay", seq("roleplay* role-play*", "as with", gap=0, start=True)),
     Rule("injection", "roleplay", seq("you let's lets please", "roleplay* role-play*", gap=0)),
     # the reader's level set, not a persona ("act as though I were new to this", "doe alsof ik een leek ben")
     Rule("injection", "roleplay", then(seq("act behave gedraag_je verhalte_dich", "as like als wie", gap=0,
-                                           start=True), r"(?!\W+(?:if|though|of|ob)\W+(?:i|we|ik|wij|ich|wir)\b)")),
+                                           start=True), r"(?!\W+(?:if|though|of|ob)\W+(?:i|we|ik|wij|ich|wir)\b)"),
+         owner=True),
     Rule("injection", "roleplay", seq("dass_sie dass_du dat_je", "als", "fungier* agier* handel* "
                                       "optre* fungeer* auftret* auftreten", gap=4)),
-    Rule("injection", "roleplay", seq("be become word sei werde", "a an een ein eine", gap=0, start=True)),
+    Rule("injection", "roleplay", seq("be become word sei werde", "a an een ein eine", gap=0, start=True), owner=True),
     Rule("injection", "roleplay", seq("imagine_you_are imagine_you're stel_je_voor_dat_je stell_dir_vor_du",
                                       gap=0, start=True)),
     Rule("injection", "roleplay", seq("enable enter activate switch_to turn_on in", "developer_mode dev_mode "
@@ -228,7 +224,7 @@ RULES: list[Rule] = [
                                       "bist_du sie_sind", gap=0)),
     Rule("injection", "roleplay", seq("you_are_no_longer you_are_no you're_no_longer je_bent_geen "
                                       "je_bent_niet_langer du_bist_kein du_bist_keine du_bist_nicht_mehr", gap=0)),
-    Rule("injection", "roleplay", seq("act behave", "as", "a an my the", gap=0),
+    Rule("injection", "roleplay", seq("act behave", "as", "a an my the", gap=0), orders_only=True, owner=True,
          veto=re.compile(r"\b(?:she|he|they|her|him|ze|zij|hij|haar|sie|er|ihr)\b(?:\W+\w+){0,3}\W*$")),
     Rule("injection", "roleplay", seq("answer* respond* reply* writ* antwort* beantwort* schreib* schrijf*",
                                       "in_the_style_of in_the_voice_of as_if_you_were in_de_stijl_van "
@@ -243,7 +239,7 @@ RULES: list[Rule] = [
                                       "play assume adopt impersonat* simulat* roleplay* speel spelen "
                                       "aannemen spielen ubernehm* simulier* respond_as answer_as reply_as "
                                       "speak_as act_as act_like behave_as behave_like antwoord_als "
-                                      "antwortest_als", gap=1), orders_only=True),
+                                      "antwortest_als", gap=1), orders_only=True, owner=True),
     Rule("injection", "roleplay", seq("lets_play let's_play let_us_play laten_we lass_uns", "a een ein",
                                       "game spel spiel* roleplay* rollenspel* rollenspiel*", gap=1)),
     Rule("injection", "roleplay", seq("adopt assume take_on embody become neem_aan aanneem* ubernimm* nimm",
@@ -388,6 +384,8 @@ def first_hit(text: str, *, guards: tuple[str, ...] = ("injection", "off_topic")
                 doubt = "asked"
             if not doubt and excused is not None and excused(match.span()):
                 doubt = "quoted"
+            if not doubt and rule.owner and about_owner(text, match.span()):
+                doubt = "owner"
             hit = Hit(rule.guard, rule.rule, match.span(), match.group(0).strip(" .!?:;\n"), doubt)
             if not doubt:
                 return hit
