@@ -31,7 +31,7 @@ _DOUBTS = {
     "quoted": "an order's words quoted",
     "turns": "an order read across the visitor's last messages",
     "weak": "a weak pattern",
-    "owner": "work asked about the owner's content",
+    "owner": "work or a set-up about the owner's content",
 }
 
 
