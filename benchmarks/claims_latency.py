@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     django.setup()
     from evals.owners import owner_get
     from knowledge import claims
-    from knowledge.claims import vectors
+    from knowledge.claims import figures, vectors
     from knowledge.content import read_folder
     from knowledge.embedders import get_embedder
 
@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
         took = []
         for answer in answers[:max(1, len(answers) // 2)]:
             vectors.forget()
-            prefetch = vectors.Prefetch(embedder, claims.claim_texts)
+            prefetch = vectors.Prefetch(embedder, claims.claim_texts, figures.warm_units)
             for at in range(0, len(answer), 4):
                 time.sleep(1 / args.streamed)
                 prefetch.feed(answer[at:at + 4])

@@ -82,6 +82,14 @@ def word_model() -> tuple[Embedder, float] | None:
     return None
 
 
+def warm_words(words: list[str]) -> None:
+    """Embed ``words`` with the word model now (a background thread's work), so that a later
+    ``translated`` of them finds their vectors made."""
+    chosen = word_model()
+    if chosen is not None and words:
+        cached_vectors(_words, chosen[0], words)
+
+
 def translated(asked: list[str], found: list[str]) -> set[str]:
     """The words of ``asked`` that one of ``found`` translates ("prijs" for "price", "landen"
     for "countries"). Empty when no multilingual model is configured."""

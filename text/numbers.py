@@ -8,6 +8,7 @@ money, the one price pattern of the importer and the offline answerer.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from functools import cache
@@ -58,6 +59,7 @@ MONEY = re.compile(r"[€$£]\s*\d|\d\s*€|"
 SCALED = re.compile(r"(?<![\w.,])(\d+(?:[.,]\d+)?)\s?[kK](?![\w])")
 
 
+@functools.lru_cache(maxsize=4096)  # the same documents' and words' figures are read at every claim
 def quantities(text: str) -> Quantities:
     scaled = {v * 1000 for m in SCALED.finditer(text) if (v := _value(m.group(1).replace(",", "."))) is not None}
     text = SCALED.sub(" ", text)

@@ -5,12 +5,13 @@ judges with them; a figure the document writes but not beside what the claim say
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 
 from knowledge import topics
 from knowledge.claims.cited import Source, years_counted
-from knowledge.translation import translated
+from knowledge.translation import translated, warm_words
 from text.counterparts import phrase_groups
 from text.lexicon import shared
 from text.numbers import quantities, rates, shown
@@ -57,7 +58,15 @@ def changed_figure(claim: str, body: str, *, translate: bool = False) -> bool:
                for unit, value in said if len(unit) >= 3)
 
 
-def _counted(text: str, *, whole: bool = False) -> set[tuple[str, float]]:
+def warm_units(claim: str) -> None:
+    """Embed the words ``claim`` counts with (the word after each figure, as written) with the word
+    model, as its answer streams: the check of a figure across languages (``changed_figure``)
+    then finds them made after the last token instead of embedding them there."""
+    warm_words(sorted({unit for unit, _ in _counted(claim, whole=True) if len(unit) >= 3}))
+
+
+@functools.lru_cache(maxsize=512)  # a document's figures are read once, not at each claim that cites it
+def _counted(text: str, *, whole: bool = False) -> frozenset[tuple[str, float]]:
     """(unit, value) of each figure of a text: the unit is the first word after it that is no
     function word or figure (its first five letters), a currency before it or "percent", "year" for
     a year alone; "" when none. ``whole``: the word after it as written."""
@@ -80,7 +89,7 @@ def _counted(text: str, *, whole: bool = False) -> set[tuple[str, float]]:
         if value.is_integer() and 1900 <= value <= 2100 and unit not in ("euro", "dollar", "pound", "percent"):
             unit = "year"
         out.add((unit, value))
-    return out
+    return frozenset(out)
 
 
 def moved_figure(claim: str, source: Source, nearest: list[int], *, across: bool) -> str:
@@ -118,7 +127,8 @@ def redated(claim: str, body: str) -> str:
     return ""
 
 
-def _dates(text: str) -> set[tuple[int, float]]:
+@functools.lru_cache(maxsize=256)  # a document's dates are read once, not at each claim that cites it
+def _dates(text: str) -> frozenset[tuple[int, float]]:
     """(month, year) of each month a year follows: "March 2021", "maart 2021"."""
     tokens = _COUNTED.findall(text.lower())
     out = set()
@@ -127,7 +137,7 @@ def _dates(text: str) -> set[tuple[int, float]]:
         if len(months) == 1 and len(years) == 1 and next(iter(years)).is_integer() \
                 and 1900 <= next(iter(years)) <= 2100:
             out.add((next(iter(months)), next(iter(years))))
-    return out
+    return frozenset(out)
 
 
 def _unit(word: str) -> str:

@@ -4,6 +4,7 @@ document's round; split from ``knowledge.claims``, which judges with them."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 
@@ -113,8 +114,13 @@ def quotes_sentence(claim: str, sentence: str) -> bool:
     """The claim holds the sentence word for word (the offline twin quotes, under its framing and
     with a list item's bold label): what it says besides must still name and count nothing the
     document lacks."""
-    said = " ".join(topics.words(sentence))
-    return len(said) >= 12 and said in " ".join(topics.words(claim))
+    said = _joined_words(sentence)
+    return len(said) >= 12 and said in _joined_words(claim)
+
+
+@functools.lru_cache(maxsize=4096)  # a document's sentences are read at every claim that cites it
+def _joined_words(text: str) -> str:
+    return " ".join(topics.words(text))
 
 
 def sense_of(claim: str, piece: str, across: bool) -> bool | None:

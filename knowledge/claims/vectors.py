@@ -83,10 +83,16 @@ def _keep(key: tuple[str, str], made: np.ndarray) -> None:
             _VECTORS.popitem(last=False)
 
 
-def _embed(embedder: Embedder, key: tuple[str, str]) -> np.ndarray:
+def _embed(embedder: Embedder, key: tuple[str, str], also: Callable[[str], None] | None = None,
+           claim: str = "") -> np.ndarray:
     try:
         made = embedder.passages([key[1]])[0]
         _keep(key, made)
+        if also is not None:
+            try:
+                also(claim)
+            except Exception:
+                log.debug("warming a claim's words ahead failed; the check embeds them", exc_info=True)
         return made
     finally:
         with _LOCK:
@@ -101,8 +107,9 @@ class Prefetch:
     by nothing was embedded for nothing: the price of not waiting. Each feed reads only the text
     after the last citation it read."""
 
-    def __init__(self, embedder: Embedder, claims: Callable[[str], list[str]]) -> None:
-        self.embedder, self.claims = embedder, claims
+    def __init__(self, embedder: Embedder, claims: Callable[[str], list[str]],
+                 also: Callable[[str], None] | None = None) -> None:
+        self.embedder, self.claims, self.also = embedder, claims, also  # also: more work per claim, after its vector
         self.text = ""
         self.read_to = 0  # where the text not yet read whole begins: after a citation
         self.sent: set[str] = set()
@@ -136,4 +143,4 @@ class Prefetch:
                 with _LOCK:
                     if key in _VECTORS or key in _PENDING or len(_PENDING) >= BACKLOG:
                         continue  # made, on its way, or the thread is behind: the check embeds it
-                    _PENDING[key] = _POOL.submit(_embed, self.embedder, key)
+                    _PENDING[key] = _POOL.submit(_embed, self.embedder, key, self.also, claim)

@@ -105,3 +105,24 @@ def test_a_failing_read_never_breaks_the_stream(e5):
     prefetch.feed("One sentence. ")  # logged, not raised
     prefetch.feed("Another one. ")
     assert prefetch.failed and vectors._PENDING == {}
+
+
+def test_the_words_a_claim_counts_with_are_warmed_on_the_stream_thread_after_its_vector(e5):
+    warmed: list[tuple[str, str]] = []
+    prefetch = vectors.Prefetch(e5, claims.claim_texts,
+                                lambda claim: warmed.append((threading.current_thread().name, claim)))
+    for at in range(0, len(ANSWER), 3):
+        prefetch.feed(ANSWER[at:at + 3])
+    settle()
+    # each sentence as it streamed (the last one read before its full stop)
+    assert [(thread, claim.rstrip(" .")) for thread, claim in warmed] == [
+        ("claim-vectors_0", claim.rstrip(" .")) for claim in claims.claim_texts(ANSWER)]
+
+
+def test_warming_a_claims_units_embeds_the_word_after_each_figure(e5):
+    from knowledge import translation
+    from knowledge.claims import figures
+
+    figures.warm_units("The depot ships 4,100 parcels a day to 12 warehouses.")
+    model = translation.word_model()[0]
+    assert {(model.name, "parcels"), (model.name, "warehouses")} <= set(translation._words)

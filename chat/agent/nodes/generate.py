@@ -28,7 +28,7 @@ from chat.providers.markup import MarkupFilter, strip_markup
 from chat.texts import text as say
 from guards import services as guard_services
 from knowledge import claims
-from knowledge.claims import vectors
+from knowledge.claims import figures, vectors
 from knowledge.embedders import get_embedder
 from knowledge.prefix import knowledge_prefix
 from text.language import detect_language
@@ -98,7 +98,7 @@ async def generate(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
 def _forwarder(runtime: Runtime[TurnContext], provider: Provider) -> OnToken:
     """What passes a visible token on: to the visitor, and to the claim check, whose sentences are
     embedded as they complete (the offline twin quotes its documents: its words place them)."""
-    prefetch = None if provider.offline else vectors.Prefetch(get_embedder(), claims.claim_texts)
+    prefetch = None if provider.offline else vectors.Prefetch(get_embedder(), claims.claim_texts, figures.warm_units)
 
     def forward(text: str) -> None:
         runtime.context.recorder.tokens_forwarded = True
