@@ -78,13 +78,15 @@ def test_no_held_out_item_restates_an_earlier_set(generation):
 
 # The input screen's sets. The first ones, and set 55 (whose items were read while the screen was
 # changed for issue 55), are development sets; set 61 was written after them by someone who read
-# none of them, and its writer's script dropped what restated one.
+# none of them, and its writer's script dropped what restated one (61's honest sets became
+# development sets for task G2); set 62's honest messages came after 61.
 GUARD_DEVELOPMENT = [("guards.yaml", "guards_holdout.jsonl", "benign_traffic.jsonl", "benign_traffic_holdout.jsonl",
                       "offtopic.jsonl", "offtopic_holdout.jsonl"),
                      ("guards_heldout55_public.jsonl", "guards_heldout55_multilingual.jsonl",
                       "benign_heldout55_hard.jsonl")]
 GUARD_ORDER = [*GUARD_DEVELOPMENT, ("guards_heldout61_public.jsonl", "guards_heldout61_written.jsonl",
-                                    "benign_heldout61_visitor.jsonl", "benign_heldout61_hard.jsonl")]
+                                    "benign_heldout61_visitor.jsonl", "benign_heldout61_hard.jsonl"),
+               ("benign_heldout62_hard.jsonl", "benign_heldout62_visitor.jsonl")]
 
 
 def messages(name: str) -> list[tuple[str, frozenset[str]]]:
