@@ -23,14 +23,10 @@ from pathlib import Path
 from text.counterparts import is_language
 from text.lexicon import shared
 from text.names import capitalised, name_words
+from text.words import words
 
-# The claim checker reads ``topics.words``, ``topics.content_words`` and ``topics.STOP_WORDS``
-# through this module until it imports them from ``text.words`` itself (it is being moved into
-# ``knowledge/claims/`` on another branch); every other reader imports them from ``text``.
-from text.words import STOP_WORDS, content_words, words
-
-__all__ = ["STOP_WORDS", "TOPICS", "content_words", "expansion", "listed_names", "naming_words", "owner_references",
-           "phrase_words", "topic_words", "topics_of", "words"]
+__all__ = ["TOPICS", "expansion", "listed_names", "naming_words", "owner_references",
+           "phrase_words", "topic_words", "topics_of"]
 
 # The thesaurus, kept as data (``topics.toml``): each topic's words in both languages, in order.
 TOPICS: dict[str, str] = tomllib.loads((Path(__file__).resolve().parent / "topics.toml").read_text(encoding="utf-8"))

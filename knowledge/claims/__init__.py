@@ -43,7 +43,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from knowledge import topics
 from knowledge.claims import vectors
 from knowledge.claims.bindings import bound_elsewhere
 from knowledge.claims.cited import (
@@ -61,6 +60,7 @@ from knowledge.claims.readings import ATTRIBUTION, apart_names, names_in, quotes
 from knowledge.embedders import Embedder
 from knowledge.topics import owner_references
 from knowledge.translation import cached_vectors
+from text import words as wordlist
 from text.language import detect_language
 from text.lexicon import shared
 from text.numbers import quantities
@@ -146,7 +146,7 @@ def claims(answer: str, framing: tuple[str, ...] = ()) -> list[tuple[str, list[s
         for frame in framing:
             text = text.replace(frame, " ")
         text = " ".join(text.split()).strip()
-        if titles and len(topics.words(text)) >= 3:
+        if titles and len(wordlist.words(text)) >= 3:
             out.append((text, titles, sentence))
     return out
 
@@ -271,7 +271,7 @@ def _novel(claim: str, owner: str, source: Source, named: list[str]) -> tuple[st
     own = {w[:6] for w in owner_references(owner)}
     names = {w.lower()[:6] for w in named}
     lead = ATTRIBUTION.match(claim)
-    said = [w for w in dict.fromkeys(topics.content_words(claim[lead.end():] if lead else claim))
+    said = [w for w in dict.fromkeys(wordlist.content_words(claim[lead.end():] if lead else claim))
             if len(w) >= 3 and w[:6] not in own]
     # numbers are read as numbers; a short word may open a longer one of the document ("hour": "hourly")
     novel = [w for w in said if w[:6] not in source.stems and w[:6] not in names and not quantities(w).values
@@ -280,7 +280,7 @@ def _novel(claim: str, owner: str, source: Source, named: list[str]) -> tuple[st
         return "novel", novel
     # "also", "ook", "besides": the claim adds something, and what it adds is not in the document
     added = [w for w in novel if w not in _ADDING]
-    return ("added", added) if len(added) >= ADDED_WORDS and _ADDING.intersection(topics.words(claim)) else None
+    return ("added", added) if len(added) >= ADDED_WORDS and _ADDING.intersection(wordlist.words(claim)) else None
 
 
 def _judge(claim: str, vector: _Lazy, source: Source, embedder: Embedder,

@@ -8,8 +8,8 @@ import itertools
 import re
 from collections.abc import Callable
 
-from knowledge import topics
 from knowledge.claims.cited import Source, bare_name, has_name_in
+from text import words as wordlist
 
 # a name's own joints ("University of Groningen", "Smit & Visser"): inside one name, not between two
 _JOINTS = frozenset({"of", "van", "der", "den", "de", "von", "&"})
@@ -40,7 +40,7 @@ def bindings(text: str, is_name: Callable[[str], bool]) -> list[tuple[list[str],
     found = []
     for (a0, a1), (b0, b1) in itertools.pairwise(phrases):
         between = [t.lower() for t in tokens[a1:b0]]
-        if not between or len(between) > 3 or any(t not in topics.STOP_WORDS or t in _COORDINATING for t in between):
+        if not between or len(between) > 3 or any(t not in wordlist.STOP_WORDS or t in _COORDINATING for t in between):
             continue
         if a0 and tokens[a0 - 1].lower() in _CORRELATIVE:
             continue
@@ -84,4 +84,4 @@ def _bound_to_others(sentence: str, first: list[str], second: list[str]) -> bool
 
 def _named(token: str) -> bool:
     """A document's token that may be part of a name: capitalised or with a digit, no function word."""
-    return (token[:1].isupper() or any(c.isdigit() for c in token)) and token.lower() not in topics.STOP_WORDS
+    return (token[:1].isupper() or any(c.isdigit() for c in token)) and token.lower() not in wordlist.STOP_WORDS

@@ -11,8 +11,8 @@ import functools
 import itertools
 import re
 
-from knowledge import topics
 from knowledge.content import outline
+from text import words as wordlist
 from text.counterparts import counterparts, phrase_groups
 from text.forms import same_word
 from text.language import detect_language
@@ -33,15 +33,15 @@ class Source:
         self.pieces += [(c, i) for i, s in enumerate(sentences) for c in clauses(s)]
         self.sentences = sentences
         # the title is no evidence: a taught answer's title is the visitor's question, in their words
-        every = topics.words(body)
+        every = wordlist.words(body)
         self.words = set(every)
-        self.title_words = set(topics.words(title))  # what a document is about, for names placed (never as found)
+        self.title_words = set(wordlist.words(title))  # what a document is about, for names placed (never as found)
         self.phrase_text = f" {' '.join(every)} "  # for phrase lookups
         # what a sentence's section is about (the headings above it) holds for it
         self.section = [" ".join(headings) for headings in _headings_above(body, sentences)]
-        self.section_words = [set(topics.words(about)) for about in self.section]
+        self.section_words = [set(wordlist.words(about)) for about in self.section]
         self.quantities = quantities(body)
-        self.sentence_words = [topics.words(s) for s in sentences]
+        self.sentence_words = [wordlist.words(s) for s in sentences]
         self.near_words = [set(words) for words in self.sentence_words]
         self.near_quantities = [quantities(s) for s in sentences]
         self.piece_stems = [stems(text) for text, _ in self.pieces]
@@ -140,7 +140,7 @@ def clauses(sentence: str) -> list[str]:
 def stems(text: str) -> set[str]:
     """A text's content words, each cut to its first six letters (a crude stem for both languages:
     "engineers" and "engineering", "gebouwd" and "gebouwde")."""
-    return {w[:6] for w in topics.content_words(text) if len(w) >= 3}
+    return {w[:6] for w in wordlist.content_words(text) if len(w) >= 3}
 
 
 def _paragraphs(body: str, sentences: list[str]) -> list[int]:
@@ -209,14 +209,14 @@ def _negated_items(body: str) -> set[str]:
 
 
 def negates(text: str) -> bool:
-    return any(_negation(w) for w in topics.words(text)) or advises_against(text)
+    return any(_negation(w) for w in wordlist.words(text)) or advises_against(text)
 
 
 def advises_against(text: str) -> bool:
     """Whether a clause of the text advises against something: "advises against", "ontraadt", the
     parts of a separable verb in one clause ("raadt ... af"; ``[negation] advising``)."""
     for part in _GOVERNING.split(text):
-        words = topics.words(part)
+        words = wordlist.words(part)
         if _ADVISING.intersection(words) or any(f"{a} {b}" in _ADVISING for a, b in itertools.pairwise(words)):
             return True
         # "raadt ... af", not "raadt ... aan om af te wachten"
@@ -245,10 +245,10 @@ def _governing(text: str) -> list[tuple[str, list[str]]]:
     """Each negation of a text with the words it governs (``governed``)."""
     found = []
     for part in _GOVERNING.split(text):
-        words = topics.words(part)
+        words = wordlist.words(part)
         for i, word in enumerate(words):
             if _negation(word) and not (i + 1 < len(words) and words[i + 1] in _ONLY):
-                found.append((word, [w for w in words[i + 1:] if w not in topics.STOP_WORDS and len(w) >= 3][:3]))
+                found.append((word, [w for w in words[i + 1:] if w not in wordlist.STOP_WORDS and len(w) >= 3][:3]))
     return found
 
 
@@ -259,12 +259,12 @@ def negates_against(text: str, other: str) -> bool:
     that names no baking or Sunday negates nothing it says); a negation that governs no content word
     counts as it stands. A preposition ("without X", "zonder X", "excluding VAT") negates
     only where ``other`` writes one of the (at most three) words it governs, in either language."""
-    words = topics.words(text)
-    written = set(topics.words(other))
+    words = wordlist.words(text)
+    written = set(wordlist.words(other))
     stems_written = {w[:6] for w in written}
     for i, word in enumerate(words):
         if word in _PREPOSITIONS:
-            objects = [w for w in words[i + 1:i + 6] if w not in topics.STOP_WORDS][:3]
+            objects = [w for w in words[i + 1:i + 6] if w not in wordlist.STOP_WORDS][:3]
             if any(w[:6] in stems_written or counterparts(w) & written for w in objects):
                 return True
     negated_there = {w for objects in governed(other) for w in objects}
@@ -308,7 +308,7 @@ def opposed(claim: str, sentence: str) -> str:
     """The word of the claim that says the other one of a pair where ``sentence`` writes one
     ("part-time" against "full-time", "daalde" against "increased"), as "claim's / sentence's";
     "" when none (or either side writes both)."""
-    said, written = set(topics.words(claim)), set(topics.words(sentence))
+    said, written = set(wordlist.words(claim)), set(wordlist.words(sentence))
     for sides in _ALTERNATIVES:
         here = [side for side in sides if side & said]
         there = [side for side in sides if side & written]
@@ -327,7 +327,7 @@ def translated_away(claim: str, names: list[str], text: str, words: set[str],
     beside another of the claim's names (``named``, default ``names``: "TU Delft")."""
     if not names:
         return names
-    said = f" {' '.join(topics.words(claim))} "
+    said = f" {' '.join(wordlist.words(claim))} "
     own = {n.lower() for n in (named or names)}
     covered: set[str] = set()
     for group in phrase_groups():

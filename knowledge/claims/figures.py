@@ -9,9 +9,9 @@ import functools
 import itertools
 import re
 
-from knowledge import topics
 from knowledge.claims.cited import Source, years_counted
 from knowledge.translation import translated, warm_words
+from text import words as wordlist
 from text.counterparts import phrase_groups
 from text.lexicon import shared
 from text.numbers import quantities, rates, shown
@@ -85,7 +85,7 @@ def _counted(text: str, *, whole: bool = False) -> frozenset[tuple[str, float]]:
             unit = _UNIT_WORDS[before]
         else:  # the first word after it that is no function word or figure, within three ("six to ten weeks")
             unit = next((w if whole else _unit(w) for w in tokens[i + 1:i + 4]
-                         if not quantities(w).values and w not in topics.STOP_WORDS), "")
+                         if not quantities(w).values and w not in wordlist.STOP_WORDS), "")
         if value.is_integer() and 1900 <= value <= 2100 and unit not in ("euro", "dollar", "pound", "percent"):
             unit = "year"
         out.add((unit, value))

@@ -8,7 +8,6 @@ import functools
 import re
 from collections.abc import Callable
 
-from knowledge import topics
 from knowledge.claims.cited import (
     Source,
     clauses,
@@ -20,6 +19,7 @@ from knowledge.claims.cited import (
     years_counted,
 )
 from knowledge.topics import owner_references
+from text import words as wordlist
 from text.lexicon import shared
 from text.numbers import SCALED, quantities, shown
 
@@ -104,7 +104,7 @@ def names_in(claim: str, owner: str) -> list[str]:
                 continue
             word = parts[0]
         lower = word.lower()
-        if len(lower) < 2 or lower in skip or lower in topics.STOP_WORDS or lower in found:
+        if len(lower) < 2 or lower in skip or lower in wordlist.STOP_WORDS or lower in found:
             continue
         found.append(word)
     return found
@@ -120,7 +120,7 @@ def quotes_sentence(claim: str, sentence: str) -> bool:
 
 @functools.lru_cache(maxsize=4096)  # a document's sentences are read at every claim that cites it
 def _joined_words(text: str) -> str:
-    return " ".join(topics.words(text))
+    return " ".join(wordlist.words(text))
 
 
 def sense_of(claim: str, piece: str, across: bool) -> bool | None:
