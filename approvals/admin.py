@@ -61,7 +61,7 @@ class PendingApprovalAdmin(ReadOnlyAdmin):
 
     @admin.display(description=_("owner told"))
     def owner_told(self, obj: PendingApproval) -> str:
-        """When and how the owner was told (digest.notices), per channel."""
+        """When and how the owner was told (twinsite.outbox.notices), per channel."""
         return told_summary(obj) or ("not yet" if obj.status == PendingApproval.Status.PENDING else "-")
 
     def has_decide_permission(self, request) -> bool:

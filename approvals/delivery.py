@@ -57,7 +57,7 @@ def contact_email(message: ContactMessage) -> EmailMessage:
         if approval.final_arguments != approval.arguments:
             lines += ["", _("(You edited this message before approving it.)")]
         subject = _("Message from %(sender)s via your digital twin") % {"sender": sender}
-    headers = {"Message-ID": f"<{message.idempotency_key}@twinsite>"}  # duplicates are recognisable
+    headers = {"Message-ID": outbox.message_id(message.idempotency_key)}  # duplicates are recognisable
     reply_to = [message.visitor_email] if "@" in message.visitor_email else None
     return EmailMessage(subject=subject, body="\n".join(lines), to=[settings.TWIN_OWNER_EMAIL],
                         reply_to=reply_to, headers=headers)

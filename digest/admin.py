@@ -13,8 +13,8 @@ from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext as _
 
 from digest.models import DigestDay, DigestLink, NoticeDelivery, OwnerNotice
-from digest.notices import notice_test
 from twinsite.admin_base import ReadOnlyAdmin, ReadOnlyInline
+from twinsite.outbox.notices import notice_test
 
 
 @admin.register(DigestDay)

@@ -19,9 +19,9 @@ from django.utils.translation import ngettext
 
 from approvals.models import GeneratedPassword
 from digest.models import NoticeDelivery, OwnerNotice
-from digest.notices import configured_channels
 from knowledge.models import Document
 from ops.models import Job, ProviderCheck
+from twinsite.outbox.notices import configured_channels
 
 SAMPLE_DIR = Path(settings.BASE_DIR) / "knowledge" / "content"
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}

@@ -73,7 +73,7 @@ def digest_build(*, now: dt.datetime | None = None, with_links: bool = True,
 
 
 def _message(digest: Digest, key: str) -> EmailMultiAlternatives:
-    headers = {"Auto-Submitted": "auto-generated", "Message-ID": f"<{key}@twinsite>"}  # a repeat is recognisable
+    headers = {"Auto-Submitted": "auto-generated", "Message-ID": outbox.message_id(key)}  # a repeat is recognisable
     message = EmailMultiAlternatives(subject=digest.subject, body=digest.text, to=[settings.TWIN_OWNER_EMAIL],
                                      headers=headers)
     message.attach_alternative(digest.html, "text/html")

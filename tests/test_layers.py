@@ -24,7 +24,9 @@ TRANSPORT = re.compile(
 )
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("transports", ()),  # matched by TRANSPORT: pages, API, sockets, admin, commands, wiring
-    ("reports", ("evals", "digest")),  # run turns (evals) or report on them and decide (digest)
+    # run turns (evals) or report on them and decide (digest); the owner's notices, made of digest's
+    # and approvals' rows, are sent from the outbox's package
+    ("reports", ("evals", "digest", "twinsite.outbox.notices", "twinsite.outbox.channels")),
     ("turns", ("chat.turns", "chat.tasks", "chat.lifecycle")),
     ("agent", ("chat.agent", "chat.providers")),
     ("chat", ("chat", "chat.agent.state")),  # chat's tables, texts, locks, checkpoints, channel layer

@@ -14,10 +14,10 @@ from django.utils import timezone
 from approvals.delivery import contact_email
 from approvals.models import ContactMessage
 from digest.models import NoticeDelivery
-from digest.notices import delivery_send, notice_create
 from tests.digest.seed import request
 from tests.fakes.receiver import Receiver
 from twinsite import outbox
+from twinsite.outbox.notices import delivery_send, notice_create
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -36,7 +36,7 @@ TWIN_SITE_URL = env_url("TWIN_SITE_URL", f"http://{env_str('TWIN_HOST', '127.0.0
                         ("http", "https"), "be the site's address like https://example.com").rstrip("/")
 TWIN_DIGEST_LINK_TTL = env_duration("TWIN_DIGEST_LINK_TTL", "2d", minimum=60)
 
-# The owner is told of a waiting contact request at once (digest.notices, sent by the worker): by
+# The owner is told of a waiting contact request at once (twinsite.outbox.notices, sent by the worker): by
 # e-mail to TWIN_OWNER_EMAIL and/or a webhook whose body is signed with TWIN_NOTIFY_WEBHOOK_SECRET,
 # in TWIN_NOTIFY_FORMAT; at most one notice per TWIN_NOTIFY_EVERY (requests that arrive meanwhile
 # are bundled into the next), none during TWIN_NOTIFY_QUIET (e.g. 22:00-07:00 in TIME_ZONE).

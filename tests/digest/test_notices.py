@@ -1,4 +1,4 @@
-"""Telling the owner at once (digest.notices): a waiting request becomes one signed notice, later
+"""Telling the owner at once (twinsite.outbox.notices): a waiting request becomes one signed notice, later
 ones are bundled, quiet hours hold them, a failing receiver is retried until it takes it once,
 and two workers send one notice. The receiver is a real HTTP server on loopback."""
 
@@ -22,11 +22,11 @@ from approvals.models import PendingApproval
 from chat.turns.decisions import approval_decide
 from digest.links import link_check
 from digest.models import DigestLink, NoticeDelivery, OwnerNotice
-from digest.notices import notices_purge, notices_run, quiet_until
 from tests.concurrently import at_once
 from tests.digest.seed import request
 from tests.fakes.receiver import Receiver
 from twinsite.outbox import webhooks
+from twinsite.outbox.notices import notices_purge, notices_run, quiet_until
 
 SECRET = "a-test-secret-of-32-characters!!"
 

@@ -16,9 +16,8 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from digest import channels
 from tests.fakes.receiver import Receiver
-from twinsite.outbox import webhooks
+from twinsite.outbox import channels, webhooks
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "NOTIFICATIONS.md"
 SECRET = "whsec_" + base64.b64encode(b"a key of thirty-two bytes, made.").decode()

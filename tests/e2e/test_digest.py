@@ -84,7 +84,7 @@ def test_the_worker_mails_the_digest_and_its_link_decides_only_after_login_and_c
             return db(lambda: (PendingApproval.objects.get(pk=approval_id).status,
                                DigestLink.objects.filter(used_at__isnull=False).count()))
 
-        # the worker, started after the request, tells the owner of it at once (digest.notices),
+        # the worker, started after the request, tells the owner of it at once (twinsite.outbox.notices),
         # and finds the digest due (00:00) and sends it
         mail_dir = tmp_path / "mail"
         worker = start_worker(tmp_path, TWIN_DIGEST_TIME="00:00", EMAIL_BACKEND="file",

@@ -59,6 +59,12 @@ class Outbound(models.Model):
         return f"{self._meta.label_lower}-{self.pk}"
 
 
+def message_id(key: str) -> str:
+    """An e-mail's Message-ID from its idempotency key: every attempt of a row carries the same one,
+    so a mail box recognises a repeat (the contact message, a notice, the digest)."""
+    return f"<{key}@twinsite>"
+
+
 def holder() -> str:
     """This connection's Postgres backend: pid and start time (a pid alone may be reused)."""
     with connection.cursor() as cursor:

@@ -1,7 +1,7 @@
 """How the outbox POSTs to the owner's webhook (``TWIN_NOTIFY_WEBHOOK``): signed as Standard
 Webhooks (https://www.standardwebhooks.com/) signs, within one deadline, and anything but a 2xx
 answer a failure that the sender settles and retries. What is posted (a notice's shape) is the
-sender's business: ``digest.channels``.
+sender's business: ``twinsite.outbox.channels``.
 
 The signature: ``webhook-id`` (the row's id, the same on every attempt), ``webhook-timestamp``
 (Unix seconds of this attempt) and ``webhook-signature: v1,<base64>``, the HMAC-SHA256 of

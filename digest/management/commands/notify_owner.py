@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
-from digest.notices import configured_channels, notice_test, notices_run
+from twinsite.outbox.notices import configured_channels, notice_test, notices_run
 
 
 def _line(delivery, outcome: str) -> str:

@@ -5,7 +5,7 @@ Owner jobs (queue "owner": knowledge sync, eval runs) run in a thread of their o
 lifecycle purge (chat.lifecycle.retention_purge) every TWIN_PURGE_INTERVAL and the owner's daily
 digest (digest.services.digest_scheduled) at TWIN_DIGEST_TIME in another, which also reads the
 owner's imported sources again every TWIN_IMPORT_EVERY (knowledge.services.knowledge_refresh). The owner's notices of
-waiting contact requests (digest.notices) go out from a thread of their own, every few seconds, so
+waiting contact requests (twinsite.outbox.notices) go out from a thread of their own, every few seconds, so
 a slow receiver delays nothing else."""
 
 from __future__ import annotations
@@ -25,12 +25,12 @@ from budget.services import reservations_expire
 from chat.lifecycle import retention_purge
 from chat.turns.decisions import approvals_sweep
 from chat.turns.recovery import turns_sweep
-from digest.notices import notices_purge, notices_run
 from digest.services import digest_scheduled
 from guards.limits import counters_purge
 from guards.login import purge as login_failures_purge
 from knowledge.services import knowledge_refresh
 from ops.services import OWNER_QUEUE, jobs_fail_stale
+from twinsite.outbox.notices import notices_purge, notices_run
 
 log = logging.getLogger("twinsite.worker")
 NOTICE_POLL_SECONDS = 10

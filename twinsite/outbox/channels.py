@@ -8,7 +8,7 @@ and a webhook POST in one of three shapes (``TWIN_NOTIFY_FORMAT``):
 
 The POST itself, its signature (Standard Webhooks), its deadline and what counts as a failure
 are the outbox's: ``twinsite.outbox.webhooks``. Anything but a 2xx answer is a failure that
-``digest.notices`` retries.
+``twinsite.outbox.notices`` retries.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from digest.selectors import excerpt
+from twinsite import outbox
 from twinsite.outbox import webhooks
 
 MESSAGE_CHARS = 1500  # of a visitor's message in a push notice; the e-mail and the admin have it whole
@@ -32,7 +33,7 @@ NTFY_MESSAGE_BYTES = 3800  # ntfy turns a message over 4,096 bytes into an attac
 
 
 def send(channel: str, content: dict) -> None:
-    """Send ``content`` (``digest.notices.notice_content``) through ``channel``; raises on failure."""
+    """Send ``content`` (``twinsite.outbox.notices.notice_content``) through ``channel``; raises on failure."""
     with translation.override(settings.TWIN_OWNER_LANGUAGE):
         if channel == "email":
             email_message(content).send(fail_silently=False)
@@ -59,7 +60,7 @@ def email_message(content: dict) -> EmailMultiAlternatives:
     message = EmailMultiAlternatives(
         subject=email_subject(content), body="\n".join(line.rstrip() for line in text.strip().splitlines()) + "\n",
         to=[settings.TWIN_OWNER_EMAIL],
-        headers={"Message-ID": f"<notice-{content['id']}@twinsite>", "Auto-Submitted": "auto-generated",
+        headers={"Message-ID": outbox.message_id(f"notice-{content['id']}"), "Auto-Submitted": "auto-generated",
                  "X-Twinsite-Notice": content["id"]})
     message.attach_alternative(render_to_string("digest/notice.html", context), "text/html")
     return message

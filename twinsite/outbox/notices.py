@@ -36,13 +36,12 @@ from django.utils import timezone
 from django.utils.crypto import salted_hmac
 
 from approvals.models import PendingApproval
-from digest import channels
 from digest.links import link_address, link_create
 from digest.models import NoticeDelivery, NoticeItem, OwnerNotice
 from digest.selectors import approval_item
 from guards.scrub import scrub_text
 from twinsite import outbox
-from twinsite.outbox import webhooks
+from twinsite.outbox import channels, webhooks
 
 log = logging.getLogger(__name__)
 
