@@ -11,6 +11,13 @@ _CAPITALISED = re.compile(r"(?<=[\s(\"'])([A-Z][\w'-]*|\w*\d\w*)")
 SENTENCE_START = re.compile(r"(?:^|[.?!:;]\s+)\S+")
 
 
+def is_name(word: str) -> bool:
+    """Whether a word as written may be (part of) a name: written with a capital or holding a
+    digit, and no function word ("Leiden", "ISO", "2FA"; not "The" at a sentence's start)."""
+    return ((word[:1].isupper() or any(c.isdigit() for c in word))
+            and word.lower().replace("\u2019", "'") not in STOP_WORDS)
+
+
 def names(text: str) -> set[str]:
     """Words written with a capital inside a sentence, or with digits: names of things. The
     first word of a sentence has a capital anyway ("Ons bureau zoekt hulp. Kan zij ...?")."""

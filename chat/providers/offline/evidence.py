@@ -14,6 +14,7 @@ from chat.providers.offline.lexicon import (
 )
 from knowledge.translation import translated
 from text.forms import same_word
+from text.names import is_name
 from text.words import content_words
 
 _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
@@ -31,6 +32,9 @@ def _holds_evidence(kind: str | None, sentence: str, measure: str | None = None)
     if kind == "quantity":
         # nor is the digit of a model's name ("S5", "S7-1500") a count
         sentence = _YEAR.sub(" ", _MODEL.sub(" ", sentence))
+    if kind == "who":  # a name, written in more than capitals ("CTO" names nobody)
+        return any(is_name(word) and any("a" <= c <= "z" for c in word[1:])
+                   for word in _EVIDENCE[kind].findall(sentence))
     return bool(_EVIDENCE[kind].search(sentence))
 
 

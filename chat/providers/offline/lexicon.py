@@ -24,7 +24,8 @@ _EVIDENCE = {
     "where": re.compile(rf"\b{WORDS.alternation('evidence.place_words')}\s+"
                         rf"(?:{WORDS.alternation('evidence.articles')}\s+)?(?!{_CAPITALISED_MONTHS}\b)[A-Z][\w-]+|"
                         rf"\b{WORDS.alternation('evidence.institutions')}\b"),
-    "who": re.compile(r"(?<=\s)[A-Z][\w-]*[a-z][\w-]*"),  # a name, not the sentence's first word
+    # a capitalised word, not the sentence's first: a name, where ``text.names.is_name`` says so
+    "who": re.compile(r"(?<=\s)[A-Z][\w-]*"),
     # a reason: "because", "so that", or an explanation after a colon
     "why": re.compile(rf"\b{WORDS.alternation('evidence.because')}\b|:", re.IGNORECASE),
 }

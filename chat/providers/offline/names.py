@@ -10,8 +10,8 @@ from text import quotes
 from text.counterparts import counterparts
 from text.forms import same_word, stem
 from text.lexicon import shared
-from text.names import SENTENCE_START, name_words
-from text.words import NAMED, STOP_WORDS
+from text.names import SENTENCE_START, is_name, name_words
+from text.words import NAMED
 from text.words import words as words_of_text
 
 # Who introduces themselves names no subject: "I'm Jan from Acme. What does she charge?" (only
@@ -103,7 +103,7 @@ def unknown_name(question: str, vocabulary: Vocabulary, owner: str) -> str | Non
         return None  # no question of a visitor's: a pasted text
     written = NAMED.findall(asked)
     inner = NAMED.findall(SENTENCE_START.sub(" ", asked))
-    titled = sum(1 for w in inner if w[0].isupper() and w.lower() in STOP_WORDS)
+    titled = sum(1 for w in inner if w[0].isupper() and not is_name(w))
     capitals = sum(1 for w in inner if w[0].isupper())
     if (titled >= 2 or (titled and 2 * capitals > len(inner)) or asked == asked.upper()
             or any(w.lower() in _GERMAN for w in written)):
@@ -114,7 +114,7 @@ def unknown_name(question: str, vocabulary: Vocabulary, owner: str) -> str | Non
     for match in re.findall(r"(?<=[\s(\"'])[A-Z][\w'\u2019-]*", f" {inside}"):
         spelled = match.strip("'-").removesuffix("'s").removesuffix("\u2019s")
         word = next(iter(words_of_text(spelled)), "")
-        if (len(word) < 3 or any(c.isdigit() for c in word) or word.startswith("i'") or word in STOP_WORDS
+        if (len(word) < 3 or any(c.isdigit() for c in word) or word.startswith("i'") or not is_name(spelled)
                 or word in owner_words or word in _CALENDAR or word in _TITLES):
             continue
         checked += 1

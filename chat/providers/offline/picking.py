@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from chat.providers.offline.lexicon import (
     _GENERAL_WORDS,
 )
+from text.names import is_name
 
 if TYPE_CHECKING:
     from chat.providers.offline.question import _Question
@@ -68,11 +69,11 @@ def _in_visitors_language(best: _Scored, ranked: list[_Scored], owner_words: set
     return best
 
 
-_MARKS = re.compile(r"\d[\d.,]*\d|\d|(?<=\s)[A-Z][\w-]+")
+_MARKS = re.compile(r"\d[\d.,]*\d|\d|(?<=\s)[A-Z][\w-]+")  # numbers, and the names among capitalised words
 
 
 def _same_fact(a: str, b: str, owner_words: set[str]) -> bool:
     """The same fact twice (often once per language): they share numbers or names (the
     owner's own name does not count)."""
     shared = set(_MARKS.findall(a)) & set(_MARKS.findall(b))
-    return len({m for m in shared if m.lower() not in owner_words}) >= 2
+    return len({m for m in shared if m.lower() not in owner_words and is_name(m)}) >= 2
