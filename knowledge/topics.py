@@ -21,6 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from text.counterparts import is_language
+from text.forms import compound_of
 from text.lexicon import shared
 from text.names import capitalised, name_words
 from text.words import words
@@ -85,8 +86,7 @@ def _speaks_language(present: set[str]) -> bool:
 
 
 def _compound_of(word: str, heads: frozenset[str]) -> bool:
-    return len(word) >= 9 and any(len(head) >= 6 and word.endswith(head) and len(word) - len(head) >= 3
-                                  for head in heads)
+    return any(compound_of(word, head, shortest=6) for head in heads)
 
 
 def phrase_words(text: str) -> set[str]:

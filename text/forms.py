@@ -52,5 +52,12 @@ def same_word(a: str, b: str) -> bool:
     short, long = sorted((a, b), key=len)
     if len(short) >= 6 and long.startswith(short) and len(long) - len(short) <= 4:
         return True  # a derived word: maintain/maintenance, develop/developer
-    return (long.endswith(short) and len(long) - len(short) >= 3
-            and (len(short) >= 5 or (len(short) == 4 and short not in _NOT_HEADS)))
+    return compound_of(long, short)
+
+
+def compound_of(word: str, head: str, *, shortest: int = 4) -> bool:
+    """Whether ``word`` is a Dutch compound of ``head`` ("platformteam", "team"): it ends in the
+    head, three letters or more before it, a head of ``shortest`` letters or more; a head of four
+    letters is not one of the English endings that only look like a word ("rate", "tion")."""
+    return (len(head) >= shortest and word.endswith(head) and len(word) - len(head) >= 3
+            and (len(head) >= 5 or head not in _NOT_HEADS))
