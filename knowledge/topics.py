@@ -74,8 +74,9 @@ def listed_names(text: str) -> set[str]:
 
 # Speaking names no topic of its own (a talk or a language?), nor does "language" (a programming
 # language?); with each other or with a language's name, they ask about languages spoken.
-_SPEAKING = frozenset("speak speaks speaking spoke spoken spreek spreekt spreken sprak spraken gesproken".split())
-_LANGUAGE = frozenset("language languages taal talen".split())
+# (``text/data/*.toml [speaking]``)
+_SPEAKING = shared().words("speaking.verbs")
+_LANGUAGE = shared().words("speaking.language")
 _TALKS = _INDEX["talks"][0] - _SPEAKING  # a talk named as such: "conference", "lezing"
 
 
@@ -96,8 +97,8 @@ def phrase_words(text: str) -> set[str]:
 
 
 # Words a phrase may hold in a visitor's wording besides its own: "naast haar werk" says "naast
-# werk", "contact met hem opnemen" says "contact opnemen".
-_FILLERS = frozenset("de het een haar zijn hun hem hen je jouw u uw mijn met".split())
+# werk", "contact met hem opnemen" says "contact opnemen" (``text/data/nl.toml [phrases]``).
+_FILLERS = shared().words("phrases.fillers")
 
 
 def _phrases(text: str) -> list[tuple[str, list[str]]]:

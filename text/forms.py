@@ -3,19 +3,12 @@ another form ("studies"/"study", "lives"/"living", a Dutch compound and its head
 
 from __future__ import annotations
 
-# Irregular forms, so "What did she build?" finds "She built ...".
-_IRREGULAR = {
-    "built": "build", "taught": "teach", "led": "lead", "spoke": "speak", "spoken": "speak", "wrote": "write",
-    "written": "write", "ran": "run", "began": "begin", "begun": "begin", "made": "make", "gave": "give",
-    "given": "give", "held": "hold", "won": "win", "brought": "bring", "thought": "think", "sold": "sell",
-    "kept": "keep", "left": "leave", "met": "meet", "paid": "pay", "grew": "grow", "grown": "grow",
-    "chose": "choose", "chosen": "choose", "drove": "drive", "driven": "drive", "rode": "ride", "ridden": "ride",
-    "sprak": "spreek", "gesproken": "spreek", "schreef": "schrijf", "geschreven": "schrijf", "begon": "begin",
-    "begonnen": "begin", "gaf": "geef", "gegeven": "geef", "liep": "loop", "gelopen": "loop",
-    "gewonnen": "win", "koos": "kies", "gekozen": "kies",
-}
-# Heads of English words that end like a Dutch compound's head word but are not compounds.
-_NOT_HEADS = frozenset("rate ring ting able tion ment ness less ship ward wise like time ence ance sion".split())
+from text.lexicon import shared
+
+# Irregular forms, so "What did she build?" finds "She built ..."; kept as data (``text/data/*.toml
+# [forms]``), as the English endings that only look like a Dutch compound's head.
+_IRREGULAR = {form: base for base, *forms in shared().groups("forms.irregular") for form in forms}
+_NOT_HEADS = shared().words("forms.not_heads")
 _COGNATE_ENDINGS = (("ncies", "nt"), ("ncy", "nt"), ("nties", "nt"), ("ntie", "nt"), ("tions", "t"), ("tion", "t"),
                     ("ties", "t"), ("tie", "t"))
 _SUFFIXES = ("ies", "ied", "ing", "ers", "ors", "ed", "es", "er", "or", "ly", "en", "de", "te", "s", "e")

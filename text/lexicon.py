@@ -60,6 +60,12 @@ class Lexicon:
         self.of(key, langs[0])
         return {word: value for lang in langs for word, value in self._values[lang].get(key, {}).items()}
 
+    def groups(self, key: str, langs: tuple[str, ...] = TWIN_LANGUAGES) -> tuple[tuple[str, ...], ...]:
+        """A list's places, each the forms written together ("speak/spoke/spoken"), in the twin's
+        languages (or ``langs``)."""
+        self.of(key, langs[0])
+        return tuple(place for lang in langs for place in self._places[lang].get(key, ()))
+
     def keys(self, prefix: str) -> list[str]:
         """The keys, in any language, that start with ``prefix`` ("opposites."), sorted."""
         return sorted({key for lists in self._lists.values() for key in lists if key.startswith(prefix)})

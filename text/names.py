@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from text.lexicon import shared
 from text.words import STOP_WORDS, words
 
 _CAPITALISED = re.compile(r"(?<=[\s(\"'])([A-Z][\w'-]*|\w*\d\w*)")
@@ -35,12 +36,12 @@ def capitalised(text: str) -> set[str]:
     return {word for match in _CAPITAL.findall(text) for word in words(match)}
 
 
-# Name particles ("Jan van der Berg", "Ana da Silva"): part of a name, but no name of their own.
-_PARTICLES = frozenset("van de der den het ter ten von vom zu le la du da das do dos di del della el al bin ibn "
-                       "'t mc st".split())
+# Name particles ("Jan van der Berg", "Ana da Silva"): part of a name, but no name of their own
+# (``text/data/*.toml [names]``).
+PARTICLES = shared().words("names.particles")
 
 
 def name_words(name: str) -> list[str]:
     """The words that name someone: "Jan van der Berg" is "jan" and "berg", the default
     "the owner" nothing (no particles, no function words, no initials)."""
-    return [w for w in words(name) if len(w) > 1 and w not in STOP_WORDS and w not in _PARTICLES]
+    return [w for w in words(name) if len(w) > 1 and w not in STOP_WORDS and w not in PARTICLES]

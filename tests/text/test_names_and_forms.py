@@ -1,11 +1,13 @@
-"""The one test of a name (text.names.is_name) and of a compound (text.forms.compound_of)."""
+"""The one test of a name (text.names.is_name) and of a compound (text.forms.compound_of), and the
+word lists they read from text/data."""
 
 from __future__ import annotations
 
 import pytest
 
-from text.forms import compound_of, same_word
-from text.names import is_name
+from text.forms import compound_of, same_word, stem
+from text.lexicon import shared
+from text.names import PARTICLES, is_name, name_words
 
 
 @pytest.mark.parametrize(("word", "expected"), [
@@ -30,3 +32,10 @@ def test_a_compound_ends_in_its_head_with_three_letters_before_it() -> None:
     assert compound_of("kantoorboek", "boek")
     assert not compound_of("kantoorboek", "boek", shortest=6)  # the thesaurus wants longer heads
     assert same_word("kantoorboek", "boek") and not same_word("salarisrate", "rate")
+
+
+def test_irregular_forms_and_particles_are_read_from_the_data_files() -> None:
+    assert shared().groups("forms.irregular")[0] == ("build", "built")
+    assert stem("taught") == stem("teach") and stem("geschreven") == stem("schrijf")
+    assert {"van", "der", "da", "bin"} <= PARTICLES
+    assert name_words("Ana da Silva") == ["ana", "silva"]

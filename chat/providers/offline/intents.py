@@ -12,9 +12,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from chat.providers.offline.lexicon import WORDS
 from guards.rules import instructs
 from text.lexicon import shared
-from text.names import name_words
+from text.names import PARTICLES, name_words
 from text.sentences import message_sentences
 from text.words import content_words
 
@@ -135,7 +136,7 @@ _ON_BEHALF = re.compile(r"\bon (?:her|his|their|\w+'s) behalf\b|\bnamens (?:haar
 
 
 _NAME_WORD = r"[A-Z][\w'-]+"
-_PARTICLE = r"(?:van|de|der|den|het|ter|ten|von|le|la|du|da|di|el|'t)"
+_PARTICLE = "(?:" + "|".join(re.escape(p) for p in sorted(PARTICLES, key=lambda p: (-len(p), p))) + ")"
 _FULL_NAME = rf"({_NAME_WORD}(?:\s+(?:{_PARTICLE}\s+)*{_NAME_WORD})?)"
 _NAMES = [
     re.compile(rf"\b(?i:my name is|my name's|i am|i'm|this is|ik ben|mijn naam is|ik heet|hier is)\s+{_FULL_NAME}"),
@@ -146,11 +147,7 @@ _NAMES = [
     re.compile(rf"(?:^|\n|[-\u2013\u2014]\s*){_FULL_NAME}\s+(?i:here)\b"),
 ]
 # Capitalised words after "I am" that are not names.
-_NOT_NAMES = frozenset(
-    "a an the not interested looking dutch german english french belgian british american hiring writing working "
-    "curious wondering from with cto ceo hr on in at just also still benieuwd op geinteresseerd geïnteresseerd "
-    "nederlands nederlandse duits duitse engels engelse bezig".split()
-)
+_NOT_NAMES = WORDS.words("names.not_after_i_am")
 # A question opens with a question word, the verb ("Does she ...?", "Spreekt hij ...?": these
 # verbs open most questions about someone's work) or a request to tell.
 _QUESTION_START = re.compile(

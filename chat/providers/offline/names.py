@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from chat.providers.offline.lexicon import WORDS
 from text import quotes
 from text.counterparts import counterparts
 from text.forms import same_word, stem
@@ -37,10 +38,9 @@ _SETTING = re.compile(rf"(?:\b(?:in|to|naar|near|nabij|around|rond|te|across|thr
                       rf"ons|mijn|jullie|uw)|\d\S*)\s+(?:the\s+|de\s+|het\s+)?{_NAMES_RUN}"
                       rf"(?:(?:,\s*|\s*\b(?:or|and|of|en)\s+){_NAMES_RUN})*|(?<![\w'\u2019-]){_NAMES_RUN}\d")
 # German writes every noun with a capital: its capitals are no names
-_GERMAN = frozenset("ist sie und nicht für auch oder einen einer eines unser unsere sich wäre würde kann können "
-                    "ich wir ihr ihre ihren mein meine bei guten uhr".split())
+_GERMAN = WORDS.words("names.function_words", ("de",))
 # how people are addressed, not what is asked about ("Ms Visser", "mevr. Bakker")
-_TITLES = frozenset("mr mrs ms miss dr prof sir madam dhr mevr mevrouw meneer heer drs".split())
+_TITLES = WORDS.words("names.titles")
 # dates in other words than the months': short forms and the holidays that name a time of year
 _CALENDAR = frozenset().union(*(shared().words(f"calendar.{key}") for key in (
     "months", "months_short", "days", "days_short", "holidays")))
