@@ -12,21 +12,17 @@ from __future__ import annotations
 
 import re
 
+from text.lexicon import shared
 from text.words import DUTCH_STOP_WORDS, ENGLISH_STOP_WORDS, LETTERS
 
 # Words that tell the language: the function words of each language, and the few other words
 # visitors use in almost every message (greetings, thanks, "cost"). A word both languages write
 # ("in", "is", "was", "over", "of": Dutch "or", "want": Dutch "because", "me") tells nothing.
-_DUTCH_EXTRA = frozenset(
-    "heb werkt kost hoeveel jullie welk jou mij ons onze iets nu zo heel erg echt misschien "
-    "hoi hallo goedemorgen goedemiddag goedenavond goedendag bedankt dank dankjewel dankuwel "
-    "alsjeblieft alstublieft groeten groetjes".split()
-)
-_ENGLISH_EXTRA = frozenset(
-    "like cost am hi hello thanks thank cheers".split()
-)
-# written by both, though the stop lists give each to one language: "Kun je me bellen?", "want ik ..."
-_BOTH = frozenset({"me", "want"})
+# words beyond the function words that tell the languages apart, and words both write though the
+# stop lists give each to one language: "Kun je me bellen?", "want ik ..." (``text/data/*.toml [language]``)
+_DUTCH_EXTRA = shared().words("language.extra", ("nl",))
+_ENGLISH_EXTRA = shared().words("language.extra", ("en",))
+_BOTH = shared().words("language.both")
 _DUTCH = (DUTCH_STOP_WORDS | _DUTCH_EXTRA) - ENGLISH_STOP_WORDS - _ENGLISH_EXTRA - _BOTH
 _ENGLISH = (ENGLISH_STOP_WORDS | _ENGLISH_EXTRA) - DUTCH_STOP_WORDS - _DUTCH_EXTRA - _BOTH
 # An apostrophe splits a word, straight as a curly one already did: "what's" counts its "what".

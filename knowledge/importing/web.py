@@ -27,6 +27,7 @@ from lxml import html as lxml_html
 from knowledge.importing.fetch import BudgetSpent, Fetcher, Resolver, decode, host_key
 from knowledge.importing.hidden import visible_html
 from knowledge.importing.model import Imported, Skipped, SourceError
+from text.lexicon import shared
 
 ROBOTS_AGENT = "Twinsite"
 
@@ -36,9 +37,7 @@ _HTML_TYPES = ("text/html", "application/xhtml+xml")
 _FILE = re.compile(r"\.(pdf|jpe?g|png|gif|svg|webp|zip|gz|css|js|json|xml|rss|atom|ico|mp[34]|woff2?)$", re.I)
 # A legal page is one whose address's last segment, or whose title, is legal words and nothing
 # else ("privacy-policy", "Algemene voorwaarden"); "privacy-by-design" is the owner's own.
-_LEGAL_WORDS = frozenset("privacy privacybeleid privacyverklaring privacyreglement cookie cookies cookiebeleid "
-                         "cookieverklaring terms conditions voorwaarden algemene disclaimer legal imprint impressum "
-                         "colofon gdpr avg policy statement notice verklaring beleid of and use service en".split())
+_LEGAL_WORDS = shared().words("legal.words")  # text/data/*.toml [legal]
 _INDEX = re.compile(r"^(tags?|categor(y|ies|ie|ieen|ieën)|archives?|archief|author|auteur|labels?|page)$", re.I)
 ProgressFn = Callable[[int, int, str], None]
 
