@@ -26,6 +26,7 @@ from approvals.drafts import DRAFTS, arguments_parse
 from approvals.errors import AlreadyDecided, AlreadyPending, InvalidDecision, NotApproved, UnknownApproval
 from approvals.models import ContactMessage, GeneratedPassword, PendingApproval
 from approvals.tasks import contact_message_deliver_task
+from twinsite import outbox
 from twinsite.retry import retry_at
 
 log = logging.getLogger(__name__)
@@ -242,9 +243,8 @@ def resumes_due_claim(*, now: dt.datetime) -> list[int]:
 def deliveries_sweep(*, now: dt.datetime) -> int:
     """Re-enqueue the e-mails of approved messages that a crash or a failure left unsent."""
     deliveries = 0
-    undelivered = ContactMessage.objects.filter(
-        sent_at__isnull=True, attempts__lt=10, created_at__lte=now - dt.timedelta(seconds=30),
-    ).exclude(next_attempt_at__gt=now)
+    undelivered = outbox.due(ContactMessage.objects.filter(
+        sent_at__isnull=True, attempts__lt=10, created_at__lte=now - dt.timedelta(seconds=30)), now)
     for message_id in undelivered.values_list("pk", flat=True):
         ContactMessage.objects.filter(pk=message_id).update(next_attempt_at=now + dt.timedelta(seconds=120))
         _enqueue_delivery(message_id)

@@ -134,7 +134,7 @@ def digest_due(now: dt.datetime | None = None) -> bool:
         return True
     if record.outcome in (DigestDay.Outcome.SENT, DigestDay.Outcome.NOTHING):
         return False
-    return record.next_attempt_at is None or record.next_attempt_at <= now
+    return not outbox.backing_off(record, now)
 
 
 def digest_scheduled(*, now: dt.datetime | None = None) -> str | None:

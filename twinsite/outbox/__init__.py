@@ -107,6 +107,16 @@ def claim[Row: Outbound](queryset: models.QuerySet[Row], pk: object, *,
     return row, ""
 
 
+def due[Row: Outbound](queryset: models.QuerySet[Row], now: dt.datetime) -> models.QuerySet[Row]:
+    """The rows whose back-off has passed, or that were never tried: the sweeps' one filter."""
+    return queryset.filter(models.Q(next_attempt_at__isnull=True) | models.Q(next_attempt_at__lte=now))
+
+
+def backing_off(row: Outbound, now: dt.datetime) -> bool:
+    """Whether the row waits out a failure's back-off at ``now`` (``due``, for one row)."""
+    return row.next_attempt_at is not None and row.next_attempt_at > now
+
+
 def unsent(row: Outbound) -> str | None:
     """The plainest check: ``busy`` once the row went."""
     return "busy" if row.sent_at is not None else None

@@ -195,7 +195,7 @@ def delivery_send(delivery_id: int, now: dt.datetime | None = None) -> str:
     def check(delivery: NoticeDelivery) -> str | None:
         if delivery.status not in UNSENT:
             return "busy"
-        if delivery.next_attempt_at is not None and delivery.next_attempt_at > now:
+        if outbox.backing_off(delivery, now):
             return "later"
         if delivery.notice.kind == OwnerNotice.Kind.REQUESTS and _unsent(delivery.channel).filter(
                 notice__created_at__gt=delivery.notice.created_at).exists():
@@ -234,9 +234,8 @@ def _close(deliveries: list[NoticeDelivery], status: str, note: str) -> None:
 
 def deliveries_due(now: dt.datetime) -> list[int]:
     """Deliveries of request notices to try now (a test notice is tried once, by notify_owner)."""
-    return list(NoticeDelivery.objects.filter(status__in=UNSENT, notice__kind=OwnerNotice.Kind.REQUESTS)
-                .filter(Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=now))
-                .order_by("notice__created_at", "pk").values_list("pk", flat=True))
+    unsent = NoticeDelivery.objects.filter(status__in=UNSENT, notice__kind=OwnerNotice.Kind.REQUESTS)
+    return list(outbox.due(unsent, now).order_by("notice__created_at", "pk").values_list("pk", flat=True))
 
 
 def notices_run(now: dt.datetime | None = None) -> RunReport:
