@@ -11,6 +11,7 @@ from chat.providers.offline.lexicon import (
     _EVIDENCE,
     _LENGTH,
     _MEASURE_EVIDENCE,
+    WORDS,
 )
 from knowledge.translation import translated
 from text.forms import same_word
@@ -49,8 +50,7 @@ _RANGE = re.compile(r"\b((?:19|20)\d\d)\s*(?:[\u2013\u2014-]|to|tot|until)\s*"
 # A question asked in the present tense, and one that asks about the past: "Which university
 # does she work for?" asks about now; "Which university did she go to?", "Where has he worked?",
 # "Waar werkte ze vroeger?" do not.
-_PRESENT = re.compile(r"\b(?:do|does|is|are|am|now|currently|nowadays|these days|doet|doen|werkt|werken|woont|wonen|"
-                      r"zit|nu|momenteel|tegenwoordig|inmiddels)\b", re.IGNORECASE)
+_PRESENT = re.compile(rf"\b{WORDS.alternation('asks.present')}\b", re.IGNORECASE)
 # (besides the words of THEN: "before", "vroeger", ...)
 _PAST = re.compile(r"\b(?:did|was|were|had|has|have|used to|ago|formerly|first|ever|once|"
                    r"deed|deden|waren|hadden|heeft|hebben|ooit|"

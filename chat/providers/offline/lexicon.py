@@ -64,8 +64,7 @@ _MEASURE_EVIDENCE = {
                          re.IGNORECASE),
 }
 # Dutch "waar" is "where" unless it ends in a preposition: "Waar spreekt ze over?" asks what about.
-_WAAR = re.compile(r"\bwaar\b(?!.*\b(?:over|mee|aan|voor|door|van|op|naar|uit|bij|in|toe|om|tegen)\s*\??\s*$)",
-                   re.IGNORECASE)
+_WAAR = re.compile(rf"\bwaar\b(?!.*\b{WORDS.alternation('asks.waar_prepositions')}\s*\??\s*$)", re.IGNORECASE)
 _DEFINE = re.compile(r"^\s*(?:what|who) (?:is|are|was|were) (?!(?:her|his|their|she|he|it)\b|[\w-]+['\u2019]s\b)|"
                      r"\b(?:tell me (?:more )?about|what (?:does|did) \w+ do\b)|^\s*(?:wat|wie) (?:is|zijn|was) "
                      r"(?!(?:haar|zijn|hun|ze|hij)\b)|\bvertel\b|^\s*wat voor\b", re.IGNORECASE)
@@ -75,12 +74,11 @@ _WEAK_WORDS = WORDS.words("words.weak")
 _GENERAL_WORDS = _WEAK_WORDS | WORDS.words("words.general")
 # A sentence that speaks of the document itself rather than of the owner.
 META = re.compile(rf"\b{WORDS.alternation('words.meta')}\b", re.IGNORECASE)
-_ANSWER_TYPE = re.compile(r"\b(?:which|what|welke?|wat voor(?: een)?)\s+(?!(?:is|are|was|were|does|did|do|has|have|"
-                          r"kind|sort|type|zijn|heeft|doet|soort)\b)([a-z][\w-]{2,})", re.IGNORECASE)
+_ANSWER_TYPE = re.compile(rf"\b(?:which|what|welke?|wat voor(?: een)?)\s+"
+                          rf"(?!{WORDS.alternation('asks.not_answer_types')}\b)([a-z][\w-]{{2,}})", re.IGNORECASE)
 # "How many students ...?": the thing counted, which the number in an answer counts
-_COUNTED = re.compile(r"\b(?:how many|hoeveel)\s+(?!(?:of|van|de|het|the|times|keer|keren|is|are|was|were|do|does|"
-                      r"did|has|have|had|will|would|can|could|heeft|hebben|zijn|kost|kosten|een|a|an|"
-                      r"zal|zou|kan|kun)\b)([^\W\d_][\w-]{2,})", re.IGNORECASE)
+_COUNTED = re.compile(rf"\b(?:how many|hoeveel)\s+(?!{WORDS.alternation('asks.not_counted')}\b)([^\W\d_][\w-]{{2,}})",
+                      re.IGNORECASE)
 # a number and the next two words ("81% of students", "62 machines"), not "one of the ..."
 _COUNT = re.compile(rf"(?:\d[\d.,]*\s?%?|\b{_NUMBER_WORDS}\b)(?!\s+(?:of|van)\s+(?:the|de|het|"
                     r"them|hen|those|these|die|deze)\b)((?:\s+[^\W\d_][\w'-]*){1,2})", re.IGNORECASE)
