@@ -8,7 +8,8 @@ A claim is *supported* by its cited document when all of these hold:
   ("Zwolle" in "Zwolse");
 - in the document's own language, it does not bring ``NOVEL_WORDS`` (3) or more content words
   the document writes nowhere that are also at least ``NOVEL_SHARE`` (half) of its content words
-  (its names aside, checked as names): an invented fact brings words of its own;
+  (its names aside, checked as names), unless the model puts it at least ``NOVEL_NEAR`` from one
+  of the document's pieces (a reworded sentence): an invented fact brings words of its own;
 - its meaning is close to one sentence of the document: the primary model's cosine (multilingual,
   so an English claim may cite a Dutch page) at least ``MEANING_FLOOR``, chosen on the
   development set (``evals/data/claims.jsonl``, ``manage.py eval_claims``);
@@ -72,6 +73,7 @@ NEGATION_OVERLAP = 0.7  # the same, read from the words: this share of the claim
 LEXICAL_ENOUGH = 0.7  # a piece holding this share of a claim's content words places it without the model
 ADDED_WORDS = 2  # novel words enough in a claim that says it adds something ("also", "ook")
 NOVEL_WORDS, NOVEL_SHARE = 3, 0.5  # a claim this new to its document says something else (development set)
+NOVEL_NEAR = 0.9  # a novel claim at least this near a piece of the document in meaning rewords it (dev sets)
 MOST_CLAIMS = 24  # cited sentences checked per answer at most (the first): a long answer costs no more
 NEAREST = 2  # the sentences nearest a claim in meaning, whose neighbourhood must hold its names and numbers
 _ADDING = shared().words("adding.words", ("en", "nl", "de"))
@@ -262,6 +264,11 @@ def _nearness(claim: str, vector: _Lazy, source: Source, embedder: Embedder,
     return cached_vectors(_cache, embedder, [text for text, _ in source.pieces]) @ vector.get(), False
 
 
+def _nearest(vector: _Lazy, source: Source, embedder: Embedder) -> float:
+    """The model's cosine between the claim and the document's piece nearest it."""
+    return float((cached_vectors(_cache, embedder, [text for text, _ in source.pieces]) @ vector.get()).max())
+
+
 def _novel(claim: str, owner: str, source: Source, named: list[str]) -> tuple[str, list[str]] | None:
     """The claim's content words the document writes nowhere, when they are at least
     ``NOVEL_WORDS`` and ``NOVEL_SHARE`` of its content words: a claim in the document's language
@@ -306,7 +313,7 @@ def _judge(claim: str, vector: _Lazy, source: Source, embedder: Embedder,
     if dropped:
         return "negation-dropped", f"the document: {dropped[:120]}"
     novel = None if across else _novel(claim, owner, source, named)
-    if novel:
+    if novel and (novel[0] == "added" or _nearest(vector, source, embedder) < NOVEL_NEAR):
         return novel[0], f"words the document does not write: {', '.join(novel[1])}"
     return _contradiction(claim, vector, source, embedder, named, across=across, owner=owner)
 

@@ -55,10 +55,11 @@ class Source:
         self.negated = {text: negates(text) != (sentences[i] in self.listed) for text, i in self.pieces}
         # the negating pieces, each with its own words (its negation aside) and how many of them a
         # claim must write to restate it: two for a sentence that negates itself, three for a
-        # negating list's item ("- Web design" under "What I don't take on" is no sentence)
+        # negating list's item ("- Web design" under "What I don't take on" is no sentence); a
+        # heading names a topic and states nothing ("## Why not hire a crane" asks a question)
         self.negating = [(text, own, 3 if text in self.listed else 2)
                          for (text, _), piece in zip(self.pieces, self.piece_stems, strict=True)
-                         if self.negated[text]
+                         if self.negated[text] and not text.lstrip().startswith("#")
                          and (own := {w for w in piece - NEGATION_STEMS if "n't" not in w and "n\u2019t" not in w})]
 
     @functools.cached_property

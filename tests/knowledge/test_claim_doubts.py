@@ -1,0 +1,62 @@
+"""knowledge.claims: the doubts kept for the owner are held to what a reworded true sentence
+does not trip: mostly new words near one of the document's sentences in meaning are a paraphrase,
+and a heading that asks states nothing a claim could drop the negation of. The documents are the
+test's own."""
+
+from __future__ import annotations
+
+import pytest
+
+from knowledge import claims
+from knowledge.embedders import E5Embedder
+
+DOC = (
+    "Since 2019 Pieter Aalbers has restored canal boats at his yard in Dokkum. Skippers bring their boats in "
+    "autumn and collect them before Easter. Every hull is cleaned, checked and painted by hand.\n\n"
+    "## Why not a crane\nThe yard hauls boats out on a slipway with a winch, because a crane would need a "
+    "permit from the province.\n\n"
+    "## Prices\nA season in the yard costs 1,450 euro for a boat up to twelve metres."
+)
+TITLE = "About the yard"
+OWNER = "Pieter Aalbers"
+
+
+@pytest.fixture(scope="module")
+def e5():
+    return E5Embedder()
+
+
+def judged(sentence: str, e5) -> list[claims.Unsupported]:
+    return claims.check(f"{sentence} [source: {TITLE}]", {TITLE: claims.Source(TITLE, DOC)}, e5, OWNER)
+
+
+@pytest.mark.parametrize("sentence", [
+    "Boat owners drop off their vessels once summer ends and pick them up ahead of the spring holiday.",
+    "Each vessel gets scrubbed, inspected and repainted manually.",
+])
+def test_a_paraphrase_in_mostly_new_words_near_a_sentence_is_no_doubt(sentence, e5):
+    said = claims._novel(sentence, OWNER, claims.Source(TITLE, DOC), [])
+    assert said and said[0] == "novel"  # mostly words the document does not write ...
+    assert judged(sentence, e5) == []  # ... but the model reads one of its sentences in them
+
+
+@pytest.mark.parametrize("sentence", [
+    "He also rents out rowing dinghies to tourists in summer.",
+    "Pieter keeps bees behind the workshop and sells their honey.",
+])
+def test_an_invented_fact_in_new_words_is_still_a_doubt(sentence, e5):
+    [found] = judged(sentence, e5)
+    assert (found.kind, found.certain) in {("novel", False), ("added", False)}
+
+
+def test_a_heading_that_asks_why_not_is_no_negation_to_drop(e5):
+    source = claims.Source(TITLE, DOC)
+    assert not any(text.startswith("#") for text, _, _ in source.negating)
+    assert judged("Pieter prefers a winch on a slipway over a crane for hauling boats out.", e5) == []
+
+
+def test_a_negating_sentence_restated_without_its_negation_is_still_caught(e5):
+    body = DOC + "\n\nThe yard does not take on steel sea yachts."
+    [found] = claims.check(f"The yard takes on steel sea yachts. [source: {TITLE}]",
+                           {TITLE: claims.Source(TITLE, body)}, e5, OWNER)
+    assert found.kind == "negation-dropped" and not found.certain
