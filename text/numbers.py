@@ -23,6 +23,11 @@ _THOUSANDS = re.compile(r"\d{1,3}(?:([.,])\d{3})(?:\1\d{3})*")
 # "een" is also "a", and "one" is "one of the founders": neither is read as 1)
 _VALUES = shared().values("numbers.words")
 _WORD = re.compile(r"[^\W\d_]+")
+# a number of tens and units written as words: "twenty-eight", "forty one", "achtentwintig", "tweeënveertig"
+_TENS = {w: v for w, v in _VALUES.items() if v is not None and 20 <= v <= 90 and v % 10 == 0}
+_UNITS = {**{w: v for w, v in _VALUES.items() if v is not None and 2 <= v <= 9}, "one": 1, "een": 1, "\u00e9\u00e9n": 1}
+_TENS_UNITS = re.compile(rf"\b(?:({'|'.join(_TENS)})[-\s]({'|'.join(_UNITS)})|"
+                         rf"({'|'.join(_UNITS)})[e\u00eb]n({'|'.join(_TENS)}))\b")
 # Month names and their short forms, by number (``text/data/*.toml [calendar]``)
 _MONTHS = shared().ordered("calendar.months") | shared().ordered("calendar.months_short")
 # "May" is a month and a verb: only with a day or a year next to it
@@ -64,7 +69,10 @@ def quantities(text: str) -> Quantities:
     scaled = {v * 1000 for m in SCALED.finditer(text) if (v := _value(m.group(1).replace(",", "."))) is not None}
     text = SCALED.sub(" ", text)
     values = scaled | {_value(m.group(0)) for m in _NUMERAL.finditer(text)}
-    values |= {float(_VALUES[w]) for w in _WORD.findall(text.lower()) if w in _VALUES}
+    words = text.lower()
+    values |= {float(_TENS[m.group(1) or m.group(4)] + _UNITS[m.group(2) or m.group(3)])
+               for m in _TENS_UNITS.finditer(words)}
+    values |= {float(_VALUES[w]) for w in _WORD.findall(_TENS_UNITS.sub(" ", words)) if w in _VALUES}
     return Quantities(frozenset(v for v in values if v is not None), frozenset(_months(text)))
 
 

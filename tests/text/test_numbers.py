@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from text.numbers import MONEY
+from text.numbers import MONEY, quantities
 
 
 @pytest.mark.parametrize("text", ["Een sessie kost € 180.", "Daarna 650 € per dag.", "about $40 each",
@@ -22,3 +22,10 @@ def test_a_figure_without_a_currency_is_none(text):
 def test_the_scale_of_an_amount_is_read():
     assert MONEY.search("a budget of 4 miljoen euro")["scale"] == "miljoen"
     assert MONEY.search("€ 75 an hour")["scale"] is None
+
+
+def test_tens_and_units_written_as_words_are_one_number_in_both_languages():
+    assert quantities("Thirty-six runners finished").values == {36.0}
+    assert quantities("sixty two seats").values == {62.0}
+    assert quantities("zesendertig lopers, drieënvijftig stoelen").values == {36.0, 53.0}
+    assert quantities("twenty chairs and four tables").values == {20.0, 4.0}  # two numbers, not one
