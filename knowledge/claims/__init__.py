@@ -51,6 +51,7 @@ from knowledge.claims.cited import (
     governed_kept,
     negates,
     negation_dropped,
+    negation_restated,
     opposed,
     stems,
     translated_away,
@@ -335,7 +336,8 @@ def _contradiction(claim: str, vector: _Lazy, source: Source, embedder: Embedder
     sense = sense_of(claim, text, across)
     if sense is not None and scores[piece] >= (NEGATION_OVERLAP if lexical else NEGATION_NEAR) \
             and sense != source.negated[text] \
-            and reverses(claim, text, sense, listed=source.sentences[best] in source.listed):
+            and reverses(claim, text, sense, listed=source.sentences[best] in source.listed) \
+            and not (sense and negation_restated(claim, source)):
         return "negation", f"nearest: {text[:120]}"
     # and the other one of a pair, in that clause ("lower" and "increased" of two things in one
     # sentence are no opposites)

@@ -366,6 +366,19 @@ def negation_dropped(claim: str, source: Source) -> str:
     return ""
 
 
+def negation_restated(claim: str, source: Source) -> bool:
+    """Whether a negating piece of the document (``Source.negating``) governs words the claim writes,
+    two of them or all it governs, one of them governed by the claim's own negation: a claim that
+    negates says that negation in its own words ("the tool never sets a price alone" beside "it
+    never sets prices on its own"), whatever piece the model puts nearest; not one that negates
+    something else beside them ("it sets prices alone, so nobody checks them")."""
+    said = stems(claim)
+    negated = {w[:6] for words in governed(claim) for w in words}
+    return any(words and sum(_written_inflected(w[:6], said) for w in words) >= min(2, len(words))
+               and any(_written_inflected(w[:6], negated) for w in words)
+               for text, _, _ in source.negating for words in governed(text))
+
+
 def governed_kept(claim: str, source: Source, nearest: list[int]) -> str:
     """A negating sentence or clause among the nearest whose negated words the claim writes
     without a negation: "bakt brood" beside "ik bak geen brood", "feeding the ducks" beside

@@ -60,3 +60,26 @@ def test_a_negating_sentence_restated_without_its_negation_is_still_caught(e5):
     [found] = claims.check(f"The yard takes on steel sea yachts. [source: {TITLE}]",
                            {TITLE: claims.Source(TITLE, body)}, e5, OWNER)
     assert found.kind == "negation-dropped" and not found.certain
+
+
+def test_a_claim_that_says_the_documents_negation_in_its_own_words_is_no_negation():
+    from knowledge.claims.cited import negation_restated
+    body = "The planner proposes a route for every van. It never settles a route on its own; a dispatcher does."
+    source = claims.Source(TITLE, body)
+    assert negation_restated("A route is never settled by the planner alone.", source)
+    # its negation governs something else than the document's: a contradiction stays possible
+    assert not negation_restated("The planner settles each route itself, so nobody checks the routes.", source)
+
+
+def test_an_ordinal_names_nothing():
+    from knowledge.claims.readings import names_in
+    assert names_in("Her 3rd book and the 95th-percentile delay of the Tarvo service.", "Someone") == ["Tarvo"]
+
+
+def test_a_number_of_the_document_put_far_from_its_fact_is_no_doubt():
+    from knowledge.claims.readings import apart_names
+    # twelve is the boats' length in metres, not a count of months: the document's number, placed wrongly
+    claim = "Skippers bring their boats in autumn and collect them twelve days before Easter."
+    assert apart_names(claim, [], False, claims.Source(TITLE, DOC), [1]) == []
+    assert apart_names("Pieter restored canal boats in Harlingen.", ["Harlingen"], False,
+                       claims.Source(TITLE, DOC + " He sailed to Harlingen once."), [0]) == ["Harlingen"]
