@@ -48,16 +48,14 @@ from knowledge.claims import vectors
 from knowledge.claims.bindings import bound_elsewhere
 from knowledge.claims.cited import (
     Source,
-    governed_kept,
     negates,
-    negation_dropped,
-    negation_restated,
     opposed,
     stems,
     translated_away,
 )
 from knowledge.claims.figures import changed_figure as changed_figure  # the figures' own check, read by tests
 from knowledge.claims.figures import figure_finding, moved_figure
+from knowledge.claims.negations import governed_kept, negation_dropped, negation_restated
 from knowledge.claims.readings import ATTRIBUTION, apart_names, names_in, quotes_sentence, reverses, sense_of
 from knowledge.embedders import Embedder
 from knowledge.topics import owner_references
@@ -337,7 +335,7 @@ def _contradiction(claim: str, vector: _Lazy, source: Source, embedder: Embedder
     if sense is not None and scores[piece] >= (NEGATION_OVERLAP if lexical else NEGATION_NEAR) \
             and sense != source.negated[text] \
             and reverses(claim, text, sense, listed=source.sentences[best] in source.listed) \
-            and not (sense and negation_restated(claim, source)):
+            and not negation_restated(claim, source):
         return "negation", f"nearest: {text[:120]}"
     # and the other one of a pair, in that clause ("lower" and "increased" of two things in one
     # sentence are no opposites)

@@ -210,7 +210,14 @@ def _negated_items(body: str) -> set[str]:
 
 
 def negates(text: str) -> bool:
-    return any(_negation(w) for w in wordlist.words(text)) or advises_against(text)
+    words = wordlist.words(text)
+    return any(_negation(w) and not _bound(words, i) for i, w in enumerate(words)) or advises_against(text)
+
+
+def _bound(words: list[str], i: int) -> bool:
+    """Whether the negation at ``words[i]`` opens a bound, which negates nothing: "no fewer than
+    twelve" is "at least twelve", "niet meer dan drie" is "hooguit drie"."""
+    return words[i + 2:i + 3] in (["than"], ["dan"], ["als"]) and words[i + 1] in _COMPARED
 
 
 def advises_against(text: str) -> bool:
@@ -290,6 +297,7 @@ _NEGATIONS = shared().words("negation.words", ("en", "nl", "de"))
 NEGATION_STEMS = frozenset(w[:6] for w in _NEGATIONS)
 _PREPOSITIONS = shared().words("negation.prepositions", ("en", "nl", "de"))
 _ONLY = shared().words("negation.only", ("en", "nl", "de"))  # "not only", "niet alleen": no negation
+_COMPARED = shared().words("negation.bound", ("en", "nl", "de"))  # "no more than", "niet later dan": a bound
 _ADVISING = shared().words("negation.advising", ("en", "nl", "de"))
 _TOWARDS = frozenset({"aan", "an"})  # "raadt ... aan", "rät ... an": advising for, whatever follows
 
@@ -350,56 +358,3 @@ def _writes(text: str, words: set[str], form: str, beside: set[str]) -> bool:
     if f" {form} " in text:
         return True
     return " " not in form and len(form) >= 5 and any(w.startswith(form) for w in words)
-
-
-def negation_dropped(claim: str, source: Source) -> str:
-    """A negating sentence or clause of the document that the claim writes every content word of,
-    without a negation: "he also repairs old clocks" where the document says "He does not repair
-    old clocks" (whatever else the claim says, and however near
-    the model puts the two)."""
-    if negates(claim):
-        return ""
-    said = stems(claim)
-    for text, own, least in source.negating:
-        if len(own) >= least and all(_written_inflected(word, said) for word in own):
-            return text
-    return ""
-
-
-def negation_restated(claim: str, source: Source) -> bool:
-    """Whether a negating piece of the document (``Source.negating``) governs words the claim writes,
-    two of them or all it governs, one of them governed by the claim's own negation: a claim that
-    negates says that negation in its own words ("the tool never sets a price alone" beside "it
-    never sets prices on its own"), whatever piece the model puts nearest; not one that negates
-    something else beside them ("it sets prices alone, so nobody checks them")."""
-    said = stems(claim)
-    negated = {w[:6] for words in governed(claim) for w in words}
-    return any(words and sum(_written_inflected(w[:6], said) for w in words) >= min(2, len(words))
-               and any(_written_inflected(w[:6], negated) for w in words)
-               for text, _, _ in source.negating for words in governed(text))
-
-
-def governed_kept(claim: str, source: Source, nearest: list[int]) -> str:
-    """A negating sentence or clause among the nearest whose negated words the claim writes
-    without a negation: "bakt brood" beside "ik bak geen brood", "feeding the ducks" beside
-    "Please do not feed the ducks"."""
-    if negates(claim):
-        return ""
-    said = stems(claim)
-    for j in dict.fromkeys(nearest):
-        for text in [source.sentences[j], *clauses(source.sentences[j])]:
-            if any(words and all(_written_inflected(w[:6], said) for w in words) for words in governed(text)):
-                return text
-    return ""
-
-
-def _written_inflected(stem: str, said: set[str]) -> bool:
-    """A stem the claim writes, or writes inflected: one of four letters or more that the other
-    extends by one or two letters ("zoek" and "zoekt", "work" and "works"; not "java" and
-    "javasc", a stem cut at six letters of a longer word)."""
-    return stem in said or (len(stem) >= 4 and any(_inflects(stem, s) or _inflects(s, stem) for s in said))
-
-
-def _inflects(short: str, long: str) -> bool:
-    """``long`` is ``short`` and one or two letters, and was not cut at six letters."""
-    return len(short) >= 4 and long.startswith(short) and 0 < len(long) - len(short) <= 2 and len(long) < 6

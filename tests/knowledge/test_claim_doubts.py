@@ -63,7 +63,7 @@ def test_a_negating_sentence_restated_without_its_negation_is_still_caught(e5):
 
 
 def test_a_claim_that_says_the_documents_negation_in_its_own_words_is_no_negation():
-    from knowledge.claims.cited import negation_restated
+    from knowledge.claims.negations import negation_restated
     body = "The planner proposes a route for every van. It never settles a route on its own; a dispatcher does."
     source = claims.Source(TITLE, body)
     assert negation_restated("A route is never settled by the planner alone.", source)
@@ -83,3 +83,11 @@ def test_a_number_of_the_document_put_far_from_its_fact_is_no_doubt():
     assert apart_names(claim, [], False, claims.Source(TITLE, DOC), [1]) == []
     assert apart_names("Pieter restored canal boats in Harlingen.", ["Harlingen"], False,
                        claims.Source(TITLE, DOC + " He sailed to Harlingen once."), [0]) == ["Harlingen"]
+
+
+def test_a_negation_that_opens_a_bound_negates_nothing():
+    from knowledge.claims.cited import negates
+    assert not negates("Each hull gets no fewer than three coats of paint.")
+    assert not negates("Een boot blijft niet meer dan zeven maanden op de helling.")
+    assert negates("Hij werkt niet meer op zondag.")  # "niet meer" without "dan": no longer
+    assert negates("The yard takes no more boats this year.")

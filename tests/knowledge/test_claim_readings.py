@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from knowledge.claims.bindings import bound_elsewhere
-from knowledge.claims.cited import Source, governed, negation_dropped
+from knowledge.claims.cited import Source, governed
+from knowledge.claims.negations import negation_dropped
 from text.numbers import rates
 
 
