@@ -78,9 +78,9 @@ def test_an_ordinal_names_nothing():
 
 def test_a_number_of_the_document_put_far_from_its_fact_is_no_doubt():
     from knowledge.claims.readings import apart_names
-    # twelve is the boats' length in metres, not a count of months: the document's number, placed wrongly
-    claim = "Skippers bring their boats in autumn and collect them twelve days before Easter."
-    assert apart_names(claim, [], False, claims.Source(TITLE, DOC), [1]) == []
+    # 1,450 is the price of a season, not a count of boats: the document's number, placed wrongly
+    claim = "Every hull is cleaned by 1,450 skippers."
+    assert apart_names(claim, [], False, claims.Source(TITLE, DOC), [2]) == []
     assert apart_names("Pieter restored canal boats in Harlingen.", ["Harlingen"], False,
                        claims.Source(TITLE, DOC + " He sailed to Harlingen once."), [0]) == ["Harlingen"]
 
