@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from knowledge.claims.cited import Source, bare_name, has_name_in
 from text import words as wordlist
+from text.names import is_name
 
 # a name's own joints ("University of Groningen", "Smit & Visser"): inside one name, not between two
 _JOINTS = frozenset({"of", "van", "der", "den", "de", "von", "&"})
@@ -19,7 +20,7 @@ _CORRELATIVE = frozenset({"both", "either", "zowel", "sowohl", "entweder"})
 _TOKEN = re.compile(r"[\w&][\w&'\u2019.-]*|,")  # a comma parts two names
 
 
-def bindings(text: str, is_name: Callable[[str], bool]) -> list[tuple[list[str], list[str]]]:
+def bindings(text: str, named: Callable[[str], bool]) -> list[tuple[list[str], list[str]]]:
     """The pairs of names a text binds with nothing but (one to three) function words between
     them, "Brightwell Foods in Dundee", "Geology from the University of Aberdeen"; names listed
     side by side ("Dundee and Perth", "zowel IJslands als Grieks") or parted by a comma bind
@@ -28,12 +29,12 @@ def bindings(text: str, is_name: Callable[[str], bool]) -> list[tuple[list[str],
     phrases: list[tuple[int, int]] = []  # [start, end) of runs of name tokens
     i = 0
     while i < len(tokens):
-        if not is_name(tokens[i]):
+        if not named(tokens[i]):
             i += 1
             continue
         j = i + 1
-        while j < len(tokens) and (is_name(tokens[j]) or (
-                tokens[j].lower() in _JOINTS and j + 1 < len(tokens) and is_name(tokens[j + 1]))):
+        while j < len(tokens) and (named(tokens[j]) or (
+                tokens[j].lower() in _JOINTS and j + 1 < len(tokens) and named(tokens[j + 1]))):
             j += 1
         phrases.append((i, j))
         i = j
@@ -76,12 +77,8 @@ def _writes(words: set[str], names: list[str]) -> bool:
 
 def _bound_to_others(sentence: str, first: list[str], second: list[str]) -> bool:
     """Whether a sentence binds the first name to another name, and the second to another."""
-    pairs = bindings(sentence, _named)
+    pairs = bindings(sentence, is_name)
     first_of, second_of = set(first), set(second)
     return (any(first_of <= set(a) and not second_of <= set(b) for a, b in pairs)
             and any(second_of <= set(b) and not first_of <= set(a) for a, b in pairs))
 
-
-def _named(token: str) -> bool:
-    """A document's token that may be part of a name: capitalised or with a digit, no function word."""
-    return (token[:1].isupper() or any(c.isdigit() for c in token)) and token.lower() not in wordlist.STOP_WORDS
