@@ -5,6 +5,7 @@ servers started as separate processes, and Postgres' own figures (CPU, transacti
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -89,6 +90,20 @@ class Server:
     def cpu_s(self) -> float:
         times = self.ps.cpu_times()
         return times.user + times.system
+
+    def thread_cpu_s(self) -> dict[int, float]:
+        """CPU seconds (user + system) of each of the process's threads, by native thread id."""
+        return {t.id: t.user_time + t.system_time for t in self.ps.threads()}
+
+    def thread_names(self) -> dict[int, str]:
+        """Native thread id -> Python thread name, from ``py-spy dump`` (``{}`` without py-spy);
+        threads Python did not start (libgomp's, OpenBLAS') have no name there."""
+        spy = Path(sys.executable).with_name("py-spy")
+        if not spy.exists():
+            return {}
+        out = subprocess.run([str(spy), "dump", "--nonblocking", "--pid", str(self.process.pid)],
+                             check=False, capture_output=True, text=True, timeout=60).stdout
+        return {int(m[1]): m[2] for m in re.finditer(r'^Thread (\d+) \([^)]*\): "([^"]*)"', out, re.MULTILINE)}
 
     def wait_idle(self, timeout: float = 120) -> None:
         """Until the process uses under 5% of a core for a second (the start-up warm-up thread

@@ -25,6 +25,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -175,6 +176,7 @@ def run_scenario(scenario: Scenario, servers: dict[str, list[Server]], model: Fa
     before_db, before_calls = db_counters(url), model.requests
     cpu_before, pg_before = sum(s.cpu_s() for s in group), postgres_cpu_s()
     rss_before = [s.rss_mb() for s in group]
+    threads_before = [s.thread_cpu_s() for s in group]
     full = Result()
     spies = [s.profile(profile / f"{scenario.name}{f'-{i}' if i else ''}.txt") for i, s in enumerate(group)] \
         if profile else []
@@ -199,6 +201,7 @@ def run_scenario(scenario: Scenario, servers: dict[str, list[Server]], model: Fa
         "checkpoint_rows": round((after_db["checkpoint_rows"] - before_db["checkpoint_rows"]) / turns, 1),
         "daphne_cpu_ms": round((sum(s.cpu_s() for s in group) - cpu_before) * 1000 / turns, 1),
         "postgres_cpu_ms": round((postgres_cpu_s() - pg_before) * 1000 / turns, 1),
+        "daphne_cpu_ms_by_thread": by_thread(group, threads_before, turns),
     }
     out["rss_mb"] = {"before": round(sum(rss_before) / len(group), 1),
                      "after": round(sum(s.rss_mb() for s in group) / len(group), 1)}
@@ -209,6 +212,19 @@ def run_scenario(scenario: Scenario, servers: dict[str, list[Server]], model: Fa
             out["overhead_ttft_ms"] = {"p50": round(full_p50 - direct_p50, 1), "p95": round(full_p95 - direct_p95, 1)}
             out["ratio_ttft_p50"] = round(full_p50 / direct_p50, 3)
     return out
+
+
+def by_thread(group: list[Server], before: list[dict[int, float]], turns: int) -> dict[str, float]:
+    """The servers' CPU a turn since ``before`` by thread, threads of one pool together
+    ("twinsite-db_3" counts as "twinsite-db"); threads without a Python name as "native"."""
+    spent: dict[str, float] = {}
+    for server, earlier in zip(group, before, strict=True):
+        names = server.thread_names()
+        for tid, cpu in server.thread_cpu_s().items():
+            name = re.sub(r"[_-]\d+$", "", names.get(tid, "native"))
+            spent[name] = spent.get(name, 0.0) + cpu - earlier.get(tid, 0.0)
+    return {name: round(cpu * 1000 / turns, 1) for name, cpu in sorted(spent.items(), key=lambda kv: -kv[1])
+            if cpu * 1000 / turns >= 0.05}
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -271,6 +287,8 @@ def run(url: str, chosen: dict[str, Scenario], *, first_token_ms: int = 300, tok
         for name, scenario in chosen.items():
             results["scenarios"][name] = run_scenario(scenario, servers, model, url, profile)
             print(f"{name}: {json.dumps(results['scenarios'][name]['full'])}", file=sys.stderr)
+            print(f"{name}, daphne CPU ms a turn by thread: "
+                  f"{json.dumps(results['scenarios'][name]['per_turn']['daphne_cpu_ms_by_thread'])}", file=sys.stderr)
         if soak_turns:
             results["soak"] = soak(servers["fake"][0], url, soak_turns, *soak_round)
         results["rss_mb_end"] = {k: [round(s.rss_mb(), 1) for s in group] for k, group in servers.items()}
