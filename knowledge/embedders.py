@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import queue
 import threading
+from collections import OrderedDict
 from collections.abc import Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
@@ -179,20 +180,45 @@ class QueryBatcher:
     encode as before; fifty at once share a few batch calls instead of queueing for fifty
     (measured: USE costs ~2x for a batch of 16 what it costs for one question).
 
+    The vectors of the last ``KEPT`` questions are kept (least recently asked dropped first): a
+    question asked again (a starter question the page offers, the same words from another
+    visitor, a question asked again after a refusal) gets its vector without the model, whose
+    arithmetic was ~12 ms of CPU a question (BENCHMARKS.md, issue 59). A vector depends on the
+    text and the model only, so a kept one is the one the model would make; kept ones are
+    read-only, as every caller shares them.
+
     Per process: each serving process has its own batchers."""
 
     MAX_BATCH = 32
+    KEPT = 512  # ~0.8 MB at 384 dimensions, 1 MB at 512
 
     def __init__(self, embedder: Embedder) -> None:
         self.embedder = embedder
         self._queue: queue.SimpleQueue[tuple[str, Future]] = queue.SimpleQueue()
+        self._kept: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._kept_lock = threading.Lock()
         self.batches = 0  # for the benchmark's report
         threading.Thread(target=self._loop, name=f"embed-{embedder.name[:20]}", daemon=True).start()
 
     def submit(self, text: str) -> Future:
         future: Future = Future()
-        self._queue.put((text, future))
+        with self._kept_lock:
+            vector = self._kept.get(text)
+            if vector is not None:
+                self._kept.move_to_end(text)
+        if vector is not None:
+            future.set_result(vector)
+        else:
+            self._queue.put((text, future))
         return future
+
+    def _keep(self, text: str, vector: np.ndarray) -> None:
+        vector.flags.writeable = False
+        with self._kept_lock:
+            self._kept[text] = vector
+            self._kept.move_to_end(text)
+            while len(self._kept) > self.KEPT:
+                self._kept.popitem(last=False)
 
     def _loop(self) -> None:
         while True:
@@ -208,7 +234,7 @@ class QueryBatcher:
             items = [(text, future) for text, future in items if future.set_running_or_notify_cancel()]
             if not items:
                 continue
-            texts = [text for text, _ in items]
+            texts = list(dict.fromkeys(text for text, _ in items))  # one question asked twice: embedded once
             try:
                 if len(texts) == 1 or not hasattr(self.embedder, "queries"):
                     vectors = [self.embedder.query(text) for text in texts]
@@ -219,8 +245,11 @@ class QueryBatcher:
                     future.set_exception(exc)
                 continue
             self.batches += 1
-            for (_, future), vector in zip(items, vectors, strict=True):
-                future.set_result(np.asarray(vector, dtype=np.float32))
+            made = {text: np.array(vector, dtype=np.float32) for text, vector in zip(texts, vectors, strict=True)}
+            for text, vector in made.items():
+                self._keep(text, vector)
+            for text, future in items:
+                future.set_result(made[text])
 
 
 _BATCHERS: dict[str, QueryBatcher] = {}

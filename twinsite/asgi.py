@@ -20,6 +20,18 @@ from chat.routing import websocket_urlpatterns  # noqa: E402
 from knowledge.embedders import get_embedders  # noqa: E402
 
 
+def _one_blas_thread() -> None:
+    """numpy's OpenBLAS on one thread in the serving process. By default it starts a thread per
+    core for a product of matrices, which then spins waiting for the next one: with the offline
+    provider (its sentence choice multiplies a few hundred vectors a turn) that thread alone
+    took ~7 ms of CPU a turn on a 2-core VM, 10% of the process's, for matrices too small to gain
+    from it; the other core serves Postgres and the other visitors' threads (BENCHMARKS.md,
+    issue 59). The embedding models keep their own settings (``knowledge.embedders``)."""
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1, user_api="blas")
+
+
 def _warm() -> None:
     """Load the embedding models and embed the guard's exemplars in the background, so the first
     visitor does not wait for them; the knowledge base's words (for the search's translations),
@@ -49,6 +61,8 @@ def _warm() -> None:
     finally:
         connection.close()
 
+
+_one_blas_thread()
 
 # Off in the test run (tests/settings.py): imported while tests are collected, the thread read the
 # development database before pytest-django had made the test database, and Django's connection

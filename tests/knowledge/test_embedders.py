@@ -182,3 +182,80 @@ def test_a_question_given_up_while_it_waits_is_skipped_and_the_batcher_lives_on(
     assert running.result(timeout=10).tolist() == [1.0, 1.0]
     assert batcher.submit("later").result(timeout=10).tolist() == [1.0, 1.0]
     assert model.texts == ["running", "later"]  # the cancelled question was never embedded
+
+
+def test_a_question_asked_again_gets_its_kept_vector_without_the_model():
+    """The batcher keeps the vectors of recent questions: the same words a second time (another
+    visitor, a starter question) cost no model call, and a question asked twice in one batch is
+    embedded once. Kept vectors are shared, so they are read-only."""
+    import threading
+
+    from knowledge.embedders import QueryBatcher
+
+    class Counting:
+        name = "test/counting"
+        dimensions = 2
+
+        def __init__(self) -> None:
+            self.texts: list[str] = []
+            self.release = threading.Event()
+
+        def query(self, text: str) -> np.ndarray:
+            return self.queries([text])[0]
+
+        def queries(self, texts: list[str]) -> np.ndarray:
+            self.release.wait(5)
+            self.texts.extend(texts)
+            return np.array([[len(t), 1.0] for t in texts], dtype=np.float32)
+
+    model = Counting()
+    batcher = QueryBatcher(model)
+    first, twin = batcher.submit("where does she live"), batcher.submit("where does she live")
+    model.release.set()
+    assert first.result(timeout=10).tolist() == twin.result(timeout=10).tolist() == [19.0, 1.0]
+    again = batcher.submit("where does she live")
+    assert again.done() and again.result().tolist() == [19.0, 1.0]
+    assert model.texts.count("where does she live") == 1
+    with pytest.raises(ValueError, match="read-only"):
+        again.result()[0] = 0.0
+    assert batcher.submit("another question").result(timeout=10).tolist() == [16.0, 1.0]
+    assert model.texts == ["where does she live", "another question"]
+
+
+def test_the_kept_vectors_are_bounded_and_the_least_recently_asked_go_first():
+    from knowledge.embedders import QueryBatcher
+
+    class Plain:
+        name = "test/plain"
+        dimensions = 1
+        calls = 0
+
+        def query(self, text: str) -> np.ndarray:
+            Plain.calls += 1
+            return np.array([float(len(text))], dtype=np.float32)
+
+    batcher = QueryBatcher(Plain())
+    batcher.KEPT = 2
+    for text in ("a", "bb", "a", "ccc"):  # "a" asked again, so "bb" is the oldest when "ccc" comes
+        batcher.submit(text).result(timeout=10)
+    assert Plain.calls == 3
+    batcher.submit("a").result(timeout=10)
+    assert Plain.calls == 3  # still kept
+    batcher.submit("bb").result(timeout=10)
+    assert Plain.calls == 4  # dropped, embedded again
+
+
+def test_the_serving_process_runs_numpy_blas_on_one_thread():
+    """OpenBLAS' extra threads spun between the offline provider's small products of matrices
+    (~7 ms of CPU a turn, BENCHMARKS.md issue 59): the server sets one at start."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from twinsite import asgi
+
+    limits = threadpool_limits(2, user_api="blas")  # as numpy starts on a 2-core machine
+    try:
+        asgi._one_blas_thread()
+        blas = [info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"]
+        assert blas and set(blas) == {1}
+    finally:
+        limits.restore_original_limits()
