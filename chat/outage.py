@@ -35,7 +35,15 @@ def unavailable_response(request: HttpRequest) -> HttpResponse:
 
 
 class DatabaseUnavailableMiddleware(MiddlewareMixin):
-    """A page or the admin hitting a database that is away answers 503, not a 500 (sync and async)."""
+    """A page or the admin hitting a database that is away answers 503, not a 500.
+
+    Sync only, and last in ``MIDDLEWARE``: Django then runs the whole stack above it in one
+    thread, handed over once a request. Were it async-capable, as the mixin makes it, every
+    middleware of the mixin below the last sync-only one would run its ``process_request`` and
+    ``process_response`` each in its own hand-over from the event loop to the request's thread
+    (a dozen a request; BENCHMARKS.md, issue 59)."""
+
+    sync_capable, async_capable = True, False
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if not database_gone(exception):
