@@ -61,6 +61,15 @@ def budget_exhausted_early() -> bool:
     return exhausted
 
 
+def budget_exhausted_kept() -> bool | None:
+    """``budget_exhausted_early``'s reading while it is fresh (no database), else None."""
+    cached = _early
+    if cached is not None and cached[1] == budget_day() and \
+            time.monotonic() - cached[0] < settings.TWIN_BUDGET_CHECK_SECONDS:
+        return cached[2]
+    return None
+
+
 def early_exhausted() -> None:
     """This process found the day's budget used up: the early check says so from now on (until
     the reading is ``TWIN_BUDGET_CHECK_SECONDS`` old, then it reads the meter again)."""

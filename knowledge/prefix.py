@@ -129,6 +129,15 @@ def build_prefix(documents: list[Document], bound: int, popularity: dict[str, in
     return "\n".join([*kept, note])
 
 
+def knowledge_prefix_kept() -> tuple[str, str] | None:
+    """``knowledge_prefix`` when it is kept for the knowledge as it is (no database), else None."""
+    version = WATCH.peek("knowledge_version")
+    if version is None:
+        return None
+    with _lock:
+        return _cache.get((version, settings.TWIN_PREFIX_TOKENS, timezone.localdate().isoformat()))
+
+
 def knowledge_prefix() -> tuple[str, str]:
     """All public knowledge (or, over ``TWIN_PREFIX_TOKENS``, the part described above) as one
     Markdown text in a fixed order, and its sha256. Only public documents are in the tables, so

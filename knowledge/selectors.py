@@ -33,6 +33,12 @@ def document_urls() -> dict[str, str]:
     return dict(WATCH.cached("document_urls", _read_document_urls))
 
 
+def document_urls_kept() -> dict[str, str] | None:
+    """``document_urls`` when it is kept for the knowledge as it is (no database), else None."""
+    kept = WATCH.peek("document_urls")
+    return None if kept is None else dict(kept)  # type: ignore[call-overload]
+
+
 def _read_document_urls() -> dict[str, str]:
     return {title: public_url(path, url) for title, path, url in Document.objects.values_list("title", "path", "url")}
 

@@ -66,6 +66,15 @@ class KnowledgeWatch:
                 self._values[key] = (generation, value)
         return value
 
+    def peek(self, key: str) -> object | None:
+        """``key``'s value when it is kept for the current generation, else None: what
+        ``cached`` would return without reading, for a caller on the event loop that reads
+        Postgres on a thread only when it must."""
+        generation = self.generation()
+        with self._lock:
+            kept = self._values.get(key)
+        return kept[1] if generation is not None and kept is not None and kept[0] == generation else None
+
     def _moved(self, *, listening: bool) -> None:
         with self._lock:
             self._generation += 1

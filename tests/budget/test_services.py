@@ -218,10 +218,12 @@ def test_the_early_check_reuses_a_fresh_reading_per_process_until_a_refusal_or_a
     settings.TWIN_DAILY_BUDGET_USD = Decimal("0.50")
     settings.TWIN_BUDGET_CHECK_SECONDS = 60.0
     monkeypatch.setattr(selectors, "_early", None)
+    assert selectors.budget_exhausted_kept() is None  # nothing read yet: the guard reads on a thread
     assert not selectors.budget_exhausted_early()
     budget_charge(amount_usd=Decimal("0.50"))
     with django_assert_num_queries(0):
         assert not selectors.budget_exhausted_early()  # the reading of a moment ago
+        assert selectors.budget_exhausted_kept() is False  # the same, for the event loop
     with pytest.raises(BudgetRefused):
         budget_reserve(amount_usd=Decimal("0.01"))  # the reservation decides, under the row lock
     with django_assert_num_queries(0):
@@ -230,6 +232,7 @@ def test_the_early_check_reuses_a_fresh_reading_per_process_until_a_refusal_or_a
     # a new budget day is read afresh
     tomorrow = budget_day() + dt.timedelta(days=1)
     monkeypatch.setattr(selectors, "budget_day", lambda now=None: tomorrow)
+    assert selectors.budget_exhausted_kept() is None
     with django_assert_num_queries(1):
         assert not selectors.budget_exhausted_early()
 
@@ -238,3 +241,4 @@ def test_the_early_check_reuses_a_fresh_reading_per_process_until_a_refusal_or_a
     settings.TWIN_BUDGET_CHECK_SECONDS = 0.0
     with django_assert_num_queries(1):
         assert selectors.budget_exhausted_early()
+    assert selectors.budget_exhausted_kept() is None

@@ -80,3 +80,35 @@ def test_off_reads_postgres_every_time(settings):
         knowledge_version()
         knowledge_version()
     assert len(queries) == 2
+
+
+def test_the_kept_readings_are_there_only_for_the_knowledge_as_it_is(watching):
+    """What a turn reads on the event loop instead of handing a read to a database thread: the
+    links and the prompt's knowledge while they are kept for the current generation, else None
+    (and the turn reads them on a thread, as before)."""
+    from knowledge.prefix import knowledge_prefix_kept
+    from knowledge.selectors import document_urls_kept
+
+    generation = watching.generation()
+    _document("Kept")
+    _until(lambda: watching.generation() != generation)
+    assert document_urls_kept() is None and knowledge_prefix_kept() is None  # not read since the change
+    urls, prefix = document_urls(), knowledge_prefix()
+    with CaptureQueriesContext(connection) as queries:
+        assert document_urls_kept() == urls and "Kept" in urls
+        assert knowledge_prefix_kept() == prefix
+    assert len(queries) == 0
+
+    generation = watching.generation()
+    _document("Later")
+    _until(lambda: watching.generation() != generation)
+    assert document_urls_kept() is None and knowledge_prefix_kept() is None
+
+
+def test_off_nothing_is_kept(settings):
+    from knowledge.prefix import knowledge_prefix_kept
+    from knowledge.selectors import document_urls_kept
+
+    settings.TWIN_KNOWLEDGE_WATCH = False
+    document_urls(), knowledge_prefix()
+    assert document_urls_kept() is None and knowledge_prefix_kept() is None

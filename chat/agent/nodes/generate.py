@@ -30,10 +30,10 @@ from guards import services as guard_services
 from knowledge import claims
 from knowledge.claims import figures, vectors
 from knowledge.embedders import get_embedder
-from knowledge.prefix import knowledge_prefix
+from knowledge.prefix import knowledge_prefix, knowledge_prefix_kept
 from text.language import detect_language
 from text.tokens import approx_tokens
-from twinsite.db import database_sync_to_async
+from twinsite.db import database_sync_to_async, kept_or_read
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +111,7 @@ def _forwarder(runtime: Runtime[TurnContext], provider: Provider) -> OnToken:
 
 async def _request(state: AgentState, recorder: TurnRecorder) -> ChatRequest:
     """The call: the prompt view of the stored state, the tools, and the round's tool choice."""
-    prefix, prefix_sha = await database_sync_to_async(knowledge_prefix)()
+    prefix, prefix_sha = await kept_or_read(knowledge_prefix_kept, knowledge_prefix)
     system = system_prompt(settings.TWIN_OWNER_NAME, prefix)
     recorder.system_prompt, recorder.knowledge_sha256 = system, prefix_sha
     messages = state.get("messages") or []

@@ -21,7 +21,7 @@ from guards.rules import mask_sensitive
 from guards.verdicts import REFUSE, SHIELD
 from knowledge.embedders import embed_query_futures, get_embedders
 from text.language import detect_language
-from twinsite.db import database_sync_to_async
+from twinsite.db import database_sync_to_async, kept_or_read
 
 REFUSAL_KINDS = frozenset({"injection", "card_number", "iban", "off_topic", "budget"})
 
@@ -32,7 +32,7 @@ async def guard_input(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
     turn_start = len(messages) - 1
     question = str(messages[turn_start].get("content") or "") if messages else ""
     reset = turn_reset(turn_start=turn_start, question=question)
-    if await database_sync_to_async(budget_selectors.budget_exhausted_early)():
+    if await kept_or_read(budget_selectors.budget_exhausted_kept, budget_selectors.budget_exhausted_early):
         return reset | {"guard": {"guard": "budget", "rule": "daily_limit"}}
     ctx = runtime.context
     typed = ctx.raw_question or question

@@ -19,7 +19,7 @@ from knowledge import claims
 from knowledge import selectors as knowledge
 from knowledge.embedders import get_embedder
 from text.language import detect_language
-from twinsite.db import database_sync_to_async
+from twinsite.db import database_sync_to_async, kept_or_read
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +28,7 @@ async def verify(state: AgentState, runtime: Runtime[TurnContext]) -> dict:
     """Check citations against the knowledge base and flag ungrounded answers. (Each model call's
     cost was settled to the budget by ``generate`` itself.)"""
     answer = state.get("answer") or ""
-    known = await database_sync_to_async(knowledge.document_urls)()
+    known = await kept_or_read(knowledge.document_urls_kept, knowledge.document_urls)
     cited = cited_titles(answer)
     unknown = [t for t in cited if t not in known]
     if unknown:
