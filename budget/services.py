@@ -44,14 +44,20 @@ def _meter(day: dt.date) -> BudgetDay:
 
 
 def _expire(meter: BudgetDay, now: dt.datetime, entry_ids: Collection[int] | None = None) -> None:
-    entries = LedgerEntry.objects.select_for_update().filter(day=meter.day, status=LedgerEntry.Status.RESERVED)
-    for entry in entries.filter(pk__in=entry_ids) if entry_ids is not None else entries.filter(expires_at__lt=now):
-        entry.status = LedgerEntry.Status.EXPIRED
-        entry.amount_usd = entry.reserved_usd
-        entry.settled_at = now
-        entry.save(update_fields=["status", "amount_usd", "settled_at"])
-        meter.reserved_usd -= entry.reserved_usd
-        meter.spent_usd += entry.reserved_usd
+    """The day's reservations past their expiry (or ``entry_ids``) charged at what they reserved:
+    one written statement under the meter's lock, as every reservation runs it (the ORM's
+    query and an update per row cost ~0.6 ms of CPU a reservation, nearly always for no row)."""
+    table = connection.ops.quote_name(LedgerEntry._meta.db_table)
+    which, value = ("id = ANY(%s)", list(entry_ids)) if entry_ids is not None else ("expires_at < %s", now)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"WITH gone AS (UPDATE {table} SET status = %s, amount_usd = reserved_usd, settled_at = %s "
+            f"WHERE day = %s AND status = %s AND {which} RETURNING reserved_usd) "
+            "SELECT coalesce(sum(reserved_usd), 0) FROM gone",
+            [LedgerEntry.Status.EXPIRED, now, meter.day, LedgerEntry.Status.RESERVED, value])
+        expired = cursor.fetchone()[0]
+    meter.reserved_usd -= expired
+    meter.spent_usd += expired
 
 
 _COMMITTED = Sum(Case(When(status=LedgerEntry.Status.RESERVED, then=F("reserved_usd")), default=F("amount_usd")))

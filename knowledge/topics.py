@@ -101,19 +101,26 @@ def phrase_words(text: str) -> set[str]:
 _FILLERS = shared().words("phrases.fillers")
 
 
+# Each topic phrase by its first word, with its place in TOPICS' and the topic's order.
+_BY_FIRST: dict[str, list[tuple[int, str, tuple[str, ...]]]] = {}
+for _order, (_topic, _phrase) in enumerate((t, p) for t, (_, _, ps) in _INDEX.items() for p in ps):
+    _BY_FIRST.setdefault(_phrase[0], []).append((_order, _topic, _phrase))
+
+
 def _phrases(text: str) -> list[tuple[str, list[str]]]:
     """Each topic phrase the text says, with the text's words from the phrase's first word to its
-    last (the fillers between them included)."""
+    last (the fillers between them included); in TOPICS' order, then the phrase's, then the
+    text's. Only the phrases starting with a word of the text are tried (the offline answerer
+    reads every sentence it may quote this way)."""
     found = words(text)
     kept = [i for i, word in enumerate(found) if word not in _FILLERS]
     spans = []
-    for topic, (_, _, phrases) in _INDEX.items():
-        for phrase in phrases:
-            for start in range(len(kept) - len(phrase) + 1):
-                at = kept[start:start + len(phrase)]
-                if tuple(found[i] for i in at) == phrase:
-                    spans.append((topic, found[at[0]:at[-1] + 1]))
-    return spans
+    for start, first in enumerate(kept):
+        for order, topic, phrase in _BY_FIRST.get(found[first], ()):
+            at = kept[start:start + len(phrase)]
+            if len(at) == len(phrase) and tuple(found[i] for i in at) == phrase:
+                spans.append((order, start, topic, found[at[0]:at[-1] + 1]))
+    return [(topic, span) for _, _, topic, span in sorted(spans, key=lambda s: s[:2])]
 
 
 def topic_words(topics: list[str]) -> set[str]:

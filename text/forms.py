@@ -3,6 +3,8 @@ another form ("studies"/"study", "lives"/"living", a Dutch compound and its head
 
 from __future__ import annotations
 
+import functools
+
 from text.lexicon import shared
 
 # Irregular forms, so "What did she build?" finds "She built ..."; kept as data (``text/data/*.toml
@@ -19,6 +21,7 @@ def stem(word: str) -> str:
     return _stem(word)
 
 
+@functools.lru_cache(maxsize=1 << 16)  # the offline answerer compares every sentence's words with the question's
 def _stem(word: str) -> str:
     """A word without its inflection ("studies" -> "study", "speaking" -> "speak", "lived" -> "liv")."""
     word = word.removesuffix("'s")
