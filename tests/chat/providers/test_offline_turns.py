@@ -148,7 +148,7 @@ async def test_an_offline_turn_embeds_the_question_once_per_model(monkeypatch):
         return original(self, text)
 
     monkeypatch.setattr(type(primary), "query", counted)
-    for turn in (1, 2):
+    for _ in range(2):
         result, tools, _ = await ask(question)
         assert tools == ["search_knowledge"] and "cat called Pixel" in result.answer
         assert embedded.count(question) == 1
