@@ -8,7 +8,7 @@ import uuid
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
+from django.db.models import Case, F, Value, When
 from django.utils import timezone
 
 from chat.models import AgentTrace, Conversation, Feedback, Message, PromptSnapshot, UnansweredQuestion
@@ -61,14 +61,18 @@ def conversation_create(*, visitor_ip: str = "") -> Conversation:
 
 @transaction.atomic
 def message_create_user(*, conversation_id: uuid.UUID | str, text: str, lang: str = "en") -> Message:
-    conversation = Conversation.objects.select_for_update().get(pk=conversation_id)
-    if conversation.visitor_turns >= settings.TWIN_MAX_TURNS:
-        raise TurnRejected("turn_limit", max=settings.TWIN_MAX_TURNS)
-    Conversation.objects.filter(pk=conversation.pk).update(
-        visitor_turns=F("visitor_turns") + 1, language=lang, title=conversation.title or text[:120],
+    """The visitor's question, counted against the conversation's turns in the same statement
+    that locks the conversation (the check and the count in one ``UPDATE``; a second read only
+    when it counted nothing: the conversation is at its limit, or missing)."""
+    counted = Conversation.objects.filter(pk=conversation_id, visitor_turns__lt=settings.TWIN_MAX_TURNS).update(
+        visitor_turns=F("visitor_turns") + 1, language=lang,
+        title=Case(When(title="", then=Value(text[:120])), default=F("title")),
         updated_at=timezone.now(),  # update() bypasses auto_now
     )
-    return Message.objects.create(conversation=conversation, role=Message.Role.USER, content=text)
+    if not counted:
+        Conversation.objects.get(pk=conversation_id)  # DoesNotExist as before for a missing one
+        raise TurnRejected("turn_limit", max=settings.TWIN_MAX_TURNS)
+    return Message.objects.create(conversation_id=conversation_id, role=Message.Role.USER, content=text)
 
 
 @transaction.atomic

@@ -125,7 +125,8 @@ def _prompt_snapshot(system_prompt: str) -> PromptSnapshot | None:
         return None
     digest = hashlib.sha256(system_prompt.encode()).hexdigest()
     # The prompt is the same for most turns: scrub it (~18k characters) only when it is new.
-    return PromptSnapshot.objects.filter(sha256=digest).first() or PromptSnapshot.objects.get_or_create(
+    # only its key: the row's text is the prompt itself, 18k characters read back for nothing
+    return PromptSnapshot.objects.only("pk").filter(sha256=digest).first() or PromptSnapshot.objects.get_or_create(
         sha256=digest, defaults={"text": scrub_text(system_prompt)})[0]
 
 

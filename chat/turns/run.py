@@ -145,7 +145,8 @@ def _question_recorded(conversation_id: uuid.UUID | str, text: str, lang: str) -
         if not has_open_turns(conversation_id):
             return message_create_user(conversation_id=conversation_id, text=text, lang=lang)
     turns_sweep(conversation_id=conversation_id, lock_held=True)
-    return message_create_user(conversation_id=conversation_id, text=text, lang=lang)
+    with transaction.atomic():  # the count and the question together
+        return message_create_user(conversation_id=conversation_id, text=text, lang=lang)
 
 
 @dataclass
