@@ -21,6 +21,9 @@ _TOKEN = re.compile(r"<\|start_header_id\|>\w*<\|end_header_id\|>|<\|[a-z_]{2,40
                     r"</?s>|\[/?INST\]|<\|?/?(?:im_start|im_end|endoftext)\|?>", re.IGNORECASE)
 _OPEN_HEADER = re.compile(r"(?:<\|im_start\|>|<\|start_header_id\|>)(?:[^\n<]{0,20}|[^\n<]{0,20}<\|[a-z_]*\|?)$")
 _OPENERS = ["<|", "</s>", "<s>", "[INST]", "[/INST]", *(f"<{b}>" for b in _BLOCKS)]
+_BLOCK_OPEN = re.compile(r"<(" + "|".join(_BLOCKS) + r")>")
+# every block, token, header and opener above begins with one of these: text without them is no markup
+_MARKUP_FIRST = ("<", "[")
 
 
 def strip_markup(text: str) -> tuple[str, int]:
@@ -39,9 +42,12 @@ class MarkupFilter:
         self.removed = 0
 
     def feed(self, piece: str) -> None:
+        if not self.pending and not any(first in piece for first in _MARKUP_FIRST):
+            self._out(piece)  # the usual streamed word: nothing to remove or hold back (same as below)
+            return
         self.pending += piece
         # inside an unclosed block: wait for its end
-        opened = re.search(r"<(" + "|".join(_BLOCKS) + r")>", self.pending)
+        opened = _BLOCK_OPEN.search(self.pending)
         if opened and f"</{opened.group(1)}>" not in self.pending[opened.end():]:
             safe, self.pending = self.pending[:opened.start()], self.pending[opened.start():]
             self._out(safe)

@@ -38,3 +38,18 @@ def test_ordinary_text_with_angle_brackets_streams_unchanged_and_promptly():
     assert "".join(out).startswith("Use a < b and x <= y; <br> is HTML, <tool> is a word. ")
     markup.close()
     assert "".join(out) == "Use a < b and x <= y; <br> is HTML, <tool> is a word. Done." and markup.removed == 0
+
+
+def test_plain_pieces_pass_at_once_and_whole_and_a_held_back_start_still_joins_the_next():
+    out: list[str] = []
+    markup = MarkupFilter(out.append)
+    for piece in ["The twin ", "answers ", "in words."]:
+        markup.feed(piece)
+        assert out[-1] == piece  # emitted when it came, unchanged
+    markup.feed(" Maybe <")
+    assert out[-1] == " Maybe " and markup.pending == "<"
+    markup.feed("b")  # no markup character, but what was held back goes with it
+    markup.feed(" then <")
+    markup.feed("|im_end|>")
+    markup.close()
+    assert "".join(out) == "The twin answers in words. Maybe <b then " and markup.removed == 1
