@@ -58,14 +58,12 @@ class SSEDecoder:
 
 
 def _line_end(buffer: str) -> tuple[int, int] | None:
-    for index, char in enumerate(buffer):
-        if char == "\n":
-            return index, 1
-        if char == "\r":
-            if index + 1 == len(buffer):
-                return None  # may be the first half of \r\n
-            return (index, 2) if buffer[index + 1] == "\n" else (index, 1)
-    return None
+    newline, ret = buffer.find("\n"), buffer.find("\r")  # str.find, not a loop over every character
+    if ret < 0 or 0 <= newline < ret:
+        return None if newline < 0 else (newline, 1)
+    if ret + 1 == len(buffer):
+        return None  # may be the first half of \r\n
+    return (ret, 2) if buffer[ret + 1] == "\n" else (ret, 1)
 
 
 def error_from_body(body: object, status: int | None) -> ProviderError:
