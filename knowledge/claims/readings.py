@@ -90,13 +90,19 @@ def placed_in(tokens: list[str], written: Callable[[str], bool], source: Source,
 _ORDINAL = re.compile(r"\d+(?:st|nd|rd|th|ste|de|e)")
 
 
+@functools.lru_cache(maxsize=16)  # read at every claim against every source: one owner's set, made once
+def _not_names(owner: str) -> frozenset[str]:
+    """The owner's name and pronouns and the months: words that name nothing a claim could invent."""
+    return owner_references(owner) | shared().words("calendar.months")
+
+
 def names_in(claim: str, owner: str) -> list[str]:
     """The names a claim states: capitalised words inside it (not its first word), acronyms and
     words with digits, days among them; not the owner's name or pronouns, months or function
     words."""
     # days are names: one the source lacks is flagged ("on Mondays" where it says "donderdag"), in
     # the other language through text.counterparts.phrase_groups
-    skip = owner_references(owner) | shared().words("calendar.months")
+    skip = _not_names(owner)
     lead = ATTRIBUTION.match(claim)  # "According to her CV, ...": where it read, no name of the claim's
     found = []
     for match in _NAME.finditer(claim):  # a sentence's first word is capitalised anyway
