@@ -28,6 +28,12 @@ _TENS = {w: v for w, v in _VALUES.items() if v is not None and 20 <= v <= 90 and
 _UNITS = {**{w: v for w, v in _VALUES.items() if v is not None and 2 <= v <= 9}, "one": 1, "een": 1, "\u00e9\u00e9n": 1}
 _TENS_UNITS = re.compile(rf"\b(?:({'|'.join(_TENS)})[-\s]({'|'.join(_UNITS)})|"
                          rf"({'|'.join(_UNITS)})[e\u00eb]n({'|'.join(_TENS)}))\b")
+# a number word times a scale word is one number: "twelve hundred" 1200, "two thousand", "drieduizend"
+# (written apart, with a hyphen or as one Dutch word; ``[numbers] scales``)
+_SCALES = shared().values("numbers.scales")
+_FACTORS = {w: v for w, v in _VALUES.items() if v is not None and 2 <= v < 100}
+_SCALED_WORDS = re.compile(rf"\b({'|'.join(sorted(_FACTORS, key=len, reverse=True))})[-\s]?"
+                           rf"({'|'.join(sorted(_SCALES, key=len, reverse=True))})\b")
 # Month names and their short forms, by number (``text/data/*.toml [calendar]``)
 _MONTHS = shared().ordered("calendar.months") | shared().ordered("calendar.months_short")
 # "May" is a month and a verb: only with a day or a year next to it
@@ -70,6 +76,8 @@ def quantities(text: str) -> Quantities:
     text = SCALED.sub(" ", text)
     values = scaled | {_value(m.group(0)) for m in _NUMERAL.finditer(text)}
     words = text.lower()
+    values |= {float(_FACTORS[m.group(1)] * _SCALES[m.group(2)]) for m in _SCALED_WORDS.finditer(words)}
+    words = _SCALED_WORDS.sub(" ", words)
     values |= {float(_TENS[m.group(1) or m.group(4)] + _UNITS[m.group(2) or m.group(3)])
                for m in _TENS_UNITS.finditer(words)}
     values |= {float(_VALUES[w]) for w in _WORD.findall(_TENS_UNITS.sub(" ", words)) if w in _VALUES}

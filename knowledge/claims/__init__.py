@@ -86,6 +86,7 @@ KINDS = {
     "figure": "number",  # a figure the document does not write (in its language, or counting the same)
     "new-figure": "number",  # the same, in the other language than the document, which counts no such thing
     "rate": "number",  # the document's figure, per another period
+    "derived": "number",  # what the document's figures yield by arithmetic ("8 lower", "two-thirds")
     "name": "name",  # a name the document never writes, in either language
     "elsewhere": "",  # another document of the owner says it, the cited one does not (its reason: what
     # the check of the cited one found)
@@ -348,7 +349,7 @@ def _contradiction(claim: str, vector: _Lazy, source: Source, embedder: Embedder
         return "governed", f"the document: {kept[:120]}"
     moved = moved_figure(claim, source, nearest, across=across)
     if moved:
-        return "figure", moved
+        return moved
     apart = apart_names(claim, named, across, source, nearest)
     if apart:
         return "apart", f"{', '.join(apart)}: in the document, not beside what the claim says"

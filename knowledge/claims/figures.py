@@ -10,6 +10,7 @@ import itertools
 import re
 
 from knowledge.claims.cited import Source, years_counted
+from knowledge.claims.derived import settle
 from knowledge.translation import translated, warm_words
 from text import words as wordlist
 from text.counterparts import phrase_groups
@@ -21,7 +22,15 @@ def figure_finding(claim: str, source: Source, *, across: bool) -> tuple[str, st
     """Why the claim's figures are not the document's (``figure``, ``new-figure`` or ``rate``, and
     what), or None. ``across``: the claim is in the other language than the document."""
     counted = {shown(v) for v in years_counted(claim, source)}
-    missing = [m for m in quantities(claim).missing_from(source.quantities) if m not in counted]
+    said = quantities(claim)
+    absent = {v for v in said.values - source.quantities.values if shown(v) not in counted}
+    # a bound the document satisfies, the same amount in another unit: no changed figure; what its
+    # figures yield by arithmetic ("8 lower", "two-thirds"): a doubt (``knowledge.claims.derived``)
+    changed, derived = settle(claim, source.body, absent) if absent else (set(), set())
+    missing = [shown(v) for v in sorted(changed)] + [
+        m for m in said.missing_from(source.quantities) if m.startswith("month ") and m not in counted]
+    if not missing and derived:
+        return "derived", ", ".join(shown(v) for v in sorted(derived))
     if missing:
         # certain when the document counts the same thing with another figure, or writes in the claim's
         # language no such figure at all; across languages a figure may be written in words not read
@@ -70,7 +79,7 @@ def _counted(text: str, *, whole: bool = False) -> frozenset[tuple[str, float]]:
     """(unit, value) of each figure of a text: the unit is the first word after it that is no
     function word or figure (its first five letters), a currency before it or "percent", "year" for
     a year alone; "" when none. ``whole``: the word after it as written."""
-    tokens = _COUNTED.findall(text.lower())
+    tokens = _tokens(text)
     out = set()
     for i, token in enumerate(tokens):
         values = quantities(token.rstrip("%")).values
@@ -92,28 +101,36 @@ def _counted(text: str, *, whole: bool = False) -> frozenset[tuple[str, float]]:
     return frozenset(out)
 
 
-def moved_figure(claim: str, source: Source, nearest: list[int], *, across: bool) -> str:
+def moved_figure(claim: str, source: Source, nearest: list[int], *, across: bool) -> tuple[str, str] | None:
     """A figure of the claim the document writes, though not in the sentences nearest the claim
     (with those beside them), where those sentences count the same thing with another figure ("ten
     weeks" beside "fourteen weeks" when "ten" stands elsewhere): a changed figure; "" when none.
-    Years are left out (a claim may date a fact from another sentence)."""
+    Years are left out (a claim may date a fact from another sentence). ``("figure", why)``, or
+    ``("derived", why)`` where the figure is what the nearby ones yield by arithmetic, or None."""
     window = source.beside(set(nearest), within_paragraph=not across)
     text = " ".join(source.sentences[j] for j in sorted(window))
     near = quantities(text).values
     said = {(u, v) for u, v in _counted(claim) if u and u != "year" and v not in near}
     if not said:
-        return ""
+        return None
+    changed, derived = settle(claim, text, {v for _, v in said})
     written = {(u, w) for u, w in _counted(text) if u}
     for unit, value in sorted(said):
         others = sorted({shown(w) for u, w in written if u == unit})
         if others:
-            return f"{shown(value)} {unit}; beside it the document: {', '.join(others)}"
+            why = f"{shown(value)} {unit}; beside it the document: {', '.join(others)}"
+            if value in changed:
+                return "figure", why
+            if value in derived:
+                return "derived", why
     if across:  # a unit of the other language, read through the word model
         wholes = {(u, w) for u, w in _counted(text, whole=True) if u}
         for unit, value in sorted(_counted(claim, whole=True)):
             if (_unit(unit), value) in said and translated([unit], sorted({u for u, _ in wholes})):
-                return f"{shown(value)} {unit}; beside it the document counts it otherwise"
-    return ""
+                why = f"{shown(value)} {unit}; beside it the document counts it otherwise"
+                if value in changed or value in derived:
+                    return ("figure" if value in changed else "derived"), why
+    return None
 
 
 def redated(claim: str, body: str) -> str:
@@ -156,7 +173,19 @@ _DAYS = {form: group[0] for group in phrase_groups() if group[0] in shared().wor
          for form in group}
 
 
-_COUNTED = re.compile(r"[\d][\d.,]*%?|[€$£]|[^\W\d_][\w'-]*")
+def _tokens(text: str) -> list[str]:
+    """A text's words and figures, lower case; digits glued to letters ("4G", "MP3", "S7") are one
+    token, a name, unless the letters are a unit ("5km", "12k": ``[numbers] glued``), which stands apart."""
+    tokens = []
+    for token in _COUNTED.findall(text.lower()):
+        glued = _GLUED.fullmatch(token)
+        tokens.extend([glued.group(1), glued.group(2)] if glued and glued.group(2) in _GLUED_UNITS else [token])
+    return tokens
+
+
+_COUNTED = re.compile(r"\d[\d.,]*%?(?![^\W\d_])|[€$£]|[^\W_][\w'-]*")
+_GLUED = re.compile(r"(\d[\d.,]*)([^\W\d_]+)")
+_GLUED_UNITS = shared().words("numbers.glued", ("en", "nl", "de"))
 _UNIT_WORDS = {"€": "euro", "eur": "euro", "euros": "euro", "$": "dollar", "£": "pound", "%": "percent",
                "procent": "percent", "per": "", "percentage": "percent", "pond": "pound", "pounds": "pound",
                "dollars": "dollar"}
