@@ -60,9 +60,10 @@ def _verdict(tokens: list[str], i: int, value: float, doc: _Figures) -> str:
     if share is not None:
         if any(_shared(bound, share, s) for s in doc.shares):
             return "same" if bound or any(abs(share - s) < 0.005 for s in doc.shares) else "derived"
-        # a share of two of its counts ("12 of the 18 factories" as "two-thirds")
+        # a fraction's words, of two of its counts ("12 of the 18 factories" as "two-thirds")
         pairs = itertools.permutations(doc.values, 2)
-        return "derived" if any(_shared(bound, share, a / b) for a, b in pairs if 0 < a < b) else "changed"
+        worded = not bound and not _PERCENT.intersection(tokens[i:i + 2]) and not tokens[i].endswith("%")
+        return "derived" if worded and any(abs(share - a / b) <= 0.01 for a, b in pairs if 0 < a < b) else "changed"
     after = tokens[i + 1:i + 4]
     duration = next((_DAYS[p] for w in after if (p := _period(w))), None)
     if duration is not None and any(_within(bound, value * duration, d, 0.02) for d in doc.durations):

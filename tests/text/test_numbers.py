@@ -29,3 +29,16 @@ def test_tens_and_units_written_as_words_are_one_number_in_both_languages():
     assert quantities("sixty two seats").values == {62.0}
     assert quantities("zesendertig lopers, drieënvijftig stoelen").values == {36.0, 53.0}
     assert quantities("twenty chairs and four tables").values == {20.0, 4.0}  # two numbers, not one
+
+
+def test_a_number_word_times_a_scale_word_is_one_number_in_both_languages():
+    assert quantities("fourteen hundred bicycles").values == {1400.0}
+    assert quantities("three thousand seedlings").values == {3000.0}
+    assert quantities("vierduizend tulpen en zeshonderd bollen").values == {4000.0, 600.0}
+    assert quantities("negen honderd meter").values == {900.0}
+    assert quantities("a hundred chairs").values == {100.0}  # a scale word alone keeps its value
+
+
+def test_digits_glued_to_letters_are_a_name_not_a_quantity():
+    assert quantities("a 5G modem and an MP4 file on the X7 board").values == frozenset()
+    assert quantities("een 3D-printer").values == frozenset()
