@@ -58,17 +58,21 @@ def _verdict(tokens: list[str], i: int, value: float, doc: _Figures) -> str:
     share, start = _share(tokens, i, value)
     bound = _bound(tokens, start)
     if share is not None:
-        if any(_shared(bound, share, s) for s in doc.shares):
-            return "same" if bound or any(abs(share - s) < 0.005 for s in doc.shares) else "derived"
-        # a fraction's words, of two of its counts ("12 of the 18 factories" as "two-thirds")
+        if any(abs(share - s) < 0.005 for s in doc.shares) or (bound and any(_shared(bound, share, s)
+                                                                            for s in doc.shares)):
+            return "same"  # "50%" of the document's "half"; "fewer than four in ten" of its 38%
+        if _PERCENT.intersection(tokens[i:i + 2]) or tokens[i].endswith("%"):
+            return "changed"  # a percentage near another of the document's is a changed one
+        # a fraction's words near a share of the document, or of two of its counts ("12 of the 18")
         pairs = itertools.permutations(doc.values, 2)
-        worded = not bound and not _PERCENT.intersection(tokens[i:i + 2]) and not tokens[i].endswith("%")
-        return "derived" if worded and any(abs(share - a / b) <= 0.01 for a, b in pairs if 0 < a < b) else "changed"
+        near = any(_shared("", share, s) for s in doc.shares) or any(abs(share - a / b) <= 0.01 for a, b in pairs
+                                                                      if 0 < a < b)
+        return "derived" if near and not bound else "changed"
     after = tokens[i + 1:i + 4]
     duration = next((_DAYS[p] for w in after if (p := _period(w))), None)
     if duration is not None and any(_within(bound, value * duration, d, 0.02) for d in doc.durations):
         return "same"
-    if bound and any(_within(bound, value, v, 0) for v in doc.values):
+    if bound and any(_within(bound, value, v, 0) for v in doc.free if _year(v) == _year(value)):
         return "same"
     if _MULTIPLES.intersection(after[:2]) and any(
             _within(bound, value, a / b, APPROX) for a, b in itertools.permutations(doc.values, 2) if b and a > b):
@@ -125,17 +129,25 @@ def _share(tokens: list[str], i: int, value: float) -> tuple[float | None, int]:
 
 
 class _Figures:
-    """A document's figures as values, as durations in days and as shares."""
+    """A document's figures as values, as durations in days and as shares; ``free``: its values
+    under no bound of its own (its "under 300" is no figure that "under 500" may be said of)."""
 
-    def __init__(self, values: frozenset[float], durations: frozenset[float], shares: frozenset[float]) -> None:
-        self.values, self.durations, self.shares = values, durations, shares
+    def __init__(self, values: frozenset[float], durations: frozenset[float], shares: frozenset[float],
+                 free: frozenset[float]) -> None:
+        self.values, self.durations, self.shares, self.free = values, durations, shares, free
+
+
+def _year(value: float) -> bool:
+    return value.is_integer() and 1900 <= value <= 2100
 
 
 @functools.lru_cache(maxsize=256)  # a document's figures are read once, not at each claim that cites it
 def _document(body: str) -> _Figures:
     tokens = _TOKEN.findall(body.lower())
-    durations, shares = set(), set()
+    durations, shares, bounded = set(), set(), set()
     for i, token in enumerate(tokens):
+        if _bound(tokens, i):
+            bounded |= quantities(token).values
         period = _period(token)
         if period:  # "12 months", "a year", "het eerste jaar": a number before it, else one
             before = quantities(tokens[i - 1]).values if i else frozenset()
@@ -146,7 +158,8 @@ def _document(body: str) -> _Figures:
         part = _part(token)
         if part and not values:  # "half", "a third", "de helft"
             shares.add(round(1 / part, 4))
-    return _Figures(quantities(body).values, frozenset(durations), frozenset(shares))
+    values = quantities(body).values
+    return _Figures(values, frozenset(durations), frozenset(shares), values - frozenset(bounded))
 
 
 def _part(token: str) -> int:
