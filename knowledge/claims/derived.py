@@ -72,7 +72,8 @@ def _verdict(tokens: list[str], i: int, value: float, doc: _Figures) -> str:
     duration = next((_DAYS[p] for w in after if (p := _period(w))), None)
     if duration is not None and any(_within(bound, value * duration, d, 0.02) for d in doc.durations):
         return "same"
-    if bound and any(_within(bound, value, v, 0) for v in doc.free if _year(v) == _year(value)):
+    year = _year(value) and tokens[i].isdigit()  # "2,000" is a count, "2000" may be a year
+    if bound and any(_within(bound, value, v, 0) for v in doc.free if _year(v) == year):
         return "same"
     if _MULTIPLES.intersection(after[:2]) and any(
             _within(bound, value, a / b, APPROX) for a, b in itertools.permutations(doc.values, 2) if b and a > b):

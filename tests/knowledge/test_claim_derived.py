@@ -80,3 +80,10 @@ def test_a_code_glued_to_letters_is_no_figure_beside_a_counted_one():
     source = Source("Kit", "Each kit has 4 sensors.\n\nThe 5G router sits in the cabinet with 4 sensors.")
     assert moved_figure("The 5G router sits in the cabinet.", source, [1], across=False) is None
     assert ("g", 5.0) not in _counted("The 5G router")
+
+
+def test_a_bound_is_not_satisfied_by_a_year_or_by_a_bounded_figure_of_the_document():
+    body = "Since 2021 the library lends 1,300 books a week, each checked in under 40 seconds."
+    assert settle("The library lends about 2,000 books a week.", body, {2000.0})[0] == {2000.0}
+    assert settle("Each book is checked in under 50 seconds.", body, {50.0})[0] == {50.0}
+    assert settle("De bibliotheek leent ongeveer 1.200 boeken per week uit.", body, {1200.0}) == (set(), set())
