@@ -54,7 +54,7 @@ from knowledge.claims.cited import (
     translated_away,
 )
 from knowledge.claims.figures import changed_figure as changed_figure  # the figures' own check, read by tests
-from knowledge.claims.figures import figure_finding, moved_figure
+from knowledge.claims.figures import figure_finding, moved_figure, read_figures
 from knowledge.claims.negations import governed_kept, negation_dropped, negation_restated
 from knowledge.claims.readings import ATTRIBUTION, apart_names, names_in, quotes_sentence, reverses, sense_of
 from knowledge.embedders import Embedder
@@ -202,9 +202,11 @@ def _merged(documents: tuple[tuple[str, str], ...]) -> Source:
 
 
 def warm(sources: list[Source], embedder: Embedder) -> int:
-    """Embed the documents' sentences and clauses now (a serving process, as it starts), so the
-    first answers citing them do not wait; returns how many pieces."""
+    """Embed the documents' sentences and clauses and read their figures now (a serving process, as
+    it starts), so the first answers citing them do not wait; returns how many pieces."""
     pieces = list(dict.fromkeys(text for source in sources for text, _ in source.pieces))
+    for source in sources:
+        read_figures(source)
     for start in range(0, len(pieces), 64):
         cached_vectors(_cache, embedder, pieces[start:start + 64])
     return len(pieces)

@@ -142,6 +142,11 @@ def _year(value: float) -> bool:
     return value.is_integer() and 1900 <= value <= 2100
 
 
+def read_document(body: str) -> None:
+    """Read a document's figures now (``figures.read_figures``, as a serving process starts)."""
+    _document(body)
+
+
 @functools.lru_cache(maxsize=256)  # a document's figures are read once, not at each claim that cites it
 def _document(body: str) -> _Figures:
     tokens = _TOKEN.findall(body.lower())

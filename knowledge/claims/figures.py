@@ -10,7 +10,7 @@ import itertools
 import re
 
 from knowledge.claims.cited import Source, years_counted
-from knowledge.claims.derived import settle
+from knowledge.claims.derived import read_document, settle
 from knowledge.translation import translated, warm_words
 from text import words as wordlist
 from text.counterparts import phrase_groups
@@ -65,6 +65,13 @@ def changed_figure(claim: str, body: str, *, translate: bool = False) -> bool:
     said, written = _counted(claim, whole=True), _counted(body, whole=True)
     return any(value not in values and translated([unit], sorted({u for u, w in written if w != value and u}))
                for unit, value in said if len(unit) >= 3)
+
+
+def read_figures(source: Source) -> None:
+    """Read a document's figures, dates and shares now (a serving process, as it starts), so the
+    first claims citing it do not (each is kept in an LRU cache, as the check reads them)."""
+    _counted(source.body), _counted(source.body, whole=True), _dates(source.body), read_document(source.body)
+    source.rates, source.spans  # noqa: B018 (cached properties, read now)
 
 
 def warm_units(claim: str) -> None:
