@@ -7,7 +7,8 @@ the first set, A and its answers, B); they are checked as the earlier sets only.
 220 claims and 8 of its 14 answers at 0.6 or more with an earlier set: those were removed. D's
 misses were read in issue 56's second round, so E, written then by someone who read none of the
 checker and none of the sets, was the held-out set until its aggregates moved 'elsewhere' to the
-doubts; F, written after that, judges it."""
+doubts; F, written after that, judged it. G judged the third round and was read in the fourth;
+H, written after the fourth, judges that."""
 
 from __future__ import annotations
 
@@ -25,7 +26,9 @@ DEVELOPMENT = [("claims.jsonl",), ("claims_holdout.jsonl",),
 ORDER = [*DEVELOPMENT, ("claims_holdout_c.jsonl", "claims_answers_holdout_c.jsonl"),
          ("claims_holdout_d.jsonl", "claims_answers_holdout_d.jsonl"),
          ("claims_holdout_e.jsonl", "claims_answers_holdout_e.jsonl"),
-         ("claims_holdout_f.jsonl", "claims_answers_holdout_f.jsonl")]
+         ("claims_holdout_f.jsonl", "claims_answers_holdout_f.jsonl"),
+         ("claims_holdout_g.jsonl", "claims_answers_holdout_g.jsonl"),
+         ("claims_holdout_h.jsonl", "claims_answers_holdout_h.jsonl")]
 
 
 def generations() -> list[tuple[str, ...]]:
