@@ -23,10 +23,14 @@ def other_session_can_take(key: int) -> bool:
         return conn.execute("SELECT pg_try_advisory_xact_lock(%s)", (key,)).fetchone()[0]
 
 
-def lock_connections() -> int:
+def lock_connections() -> set[int]:
+    """The backends of this database's lock connections. A test counts those it opened: a lock
+    connection of an earlier test's event loop in this worker may still be open (each loop has its
+    own, closed by ``checkpoint_pool``'s teardown or when the loop is collected)."""
     with psycopg.connect(conninfo(), autocommit=True) as conn:
-        return conn.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'twinsite-locks'"
-                            " AND datname = current_database()").fetchone()[0]
+        rows = conn.execute("SELECT pid FROM pg_stat_activity WHERE application_name = 'twinsite-locks'"
+                            " AND datname = current_database()")
+        return {pid for pid, in rows}
 
 
 async def test_fifty_running_turns_hold_their_locks_on_one_connection():
@@ -42,9 +46,10 @@ async def test_fifty_running_turns_hold_their_locks_on_one_connection():
                 holding.set()
             await release.wait()
 
+    before = await asyncio.to_thread(lock_connections)
     tasks = [asyncio.create_task(turn(i)) for i in ids]
     await asyncio.wait_for(holding.wait(), 30)
-    assert await asyncio.to_thread(lock_connections) == 1
+    assert await asyncio.to_thread(lock_connections) - before == {advisory_locks().conn.info.backend_pid}
     taken = await asyncio.gather(*(asyncio.to_thread(other_session_can_take, lock_key(i)) for i in ids[:5]))
     assert taken == [False] * 5  # held for every other process
     release.set()
@@ -83,6 +88,7 @@ async def test_a_conversation_another_process_runs_is_busy():
 
 async def test_a_killed_lock_connection_is_reopened_with_the_running_turns_locks():
     running, later = uuid.uuid4(), uuid.uuid4()
+    before = await asyncio.to_thread(lock_connections)
     async with conversation_lock(running):
         locks = advisory_locks()
         pid = locks.conn.info.backend_pid
@@ -94,7 +100,7 @@ async def test_a_killed_lock_connection_is_reopened_with_the_running_turns_locks
             assert not await asyncio.to_thread(other_session_can_take, lock_key(later))
     assert await asyncio.to_thread(other_session_can_take, lock_key(running))
     assert await asyncio.to_thread(other_session_can_take, lock_key(later))
-    assert await asyncio.to_thread(lock_connections) == 1
+    assert await asyncio.to_thread(lock_connections) - before == {locks.conn.info.backend_pid}
 
 
 async def test_a_turn_ending_on_a_dead_connection_lets_the_others_take_their_locks_again_at_once():
