@@ -52,10 +52,10 @@ def budget_exhausted_early() -> bool:
     (the same words to the visitor, and an incident). A refusal for the daily limit in this
     process (``early_exhausted``) ends the cached reading at once; so does a new budget day."""
     global _early  # noqa: PLW0603 (one reading per process)
+    kept = budget_exhausted_kept()
+    if kept is not None:
+        return kept
     now, day = time.monotonic(), budget_day()
-    cached = _early
-    if cached is not None and cached[1] == day and now - cached[0] < settings.TWIN_BUDGET_CHECK_SECONDS:
-        return cached[2]
     exhausted = budget_exhausted()
     _early = (now, day, exhausted)
     return exhausted

@@ -135,7 +135,12 @@ def knowledge_prefix_kept() -> tuple[str, str] | None:
     if version is None:
         return None
     with _lock:
-        return _cache.get((version, settings.TWIN_PREFIX_TOKENS, timezone.localdate().isoformat()))
+        return _cache.get(_key(version))
+
+
+def _key(version) -> tuple:
+    """What a kept prefix depends on: the knowledge's version, the token bound and the day."""
+    return version, settings.TWIN_PREFIX_TOKENS, timezone.localdate().isoformat()
 
 
 def knowledge_prefix() -> tuple[str, str]:
@@ -143,7 +148,7 @@ def knowledge_prefix() -> tuple[str, str]:
     Markdown text in a fixed order, and its sha256. Only public documents are in the tables, so
     drafts never reach it."""
     bound = settings.TWIN_PREFIX_TOKENS
-    key = (knowledge_version(), bound, timezone.localdate().isoformat())
+    key = _key(knowledge_version())
     with _lock:
         cached = _cache.get(key)
     if cached is not None:
