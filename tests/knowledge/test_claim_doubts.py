@@ -8,7 +8,6 @@ from __future__ import annotations
 import pytest
 
 from knowledge import claims
-from knowledge.embedders import E5Embedder
 
 DOC = (
     "Since 2019 Pieter Aalbers has restored canal boats at his yard in Dokkum. Skippers bring their boats in "
@@ -19,11 +18,6 @@ DOC = (
 )
 TITLE = "About the yard"
 OWNER = "Pieter Aalbers"
-
-
-@pytest.fixture(scope="module")
-def e5():
-    return E5Embedder()
 
 
 def judged(sentence: str, e5) -> list[claims.Unsupported]:

@@ -22,11 +22,6 @@ TITLE = "Curriculum vitae Ilse Voskuil"
 OWNER = "Ilse Voskuil"
 
 
-@pytest.fixture(scope="module")
-def e5():
-    return E5Embedder()
-
-
 def judged(sentence: str, e5, title: str = TITLE, body: str = DOC, owner: str = OWNER) -> list[claims.Unsupported]:
     """``sentence`` citing the one document ``title``, checked."""
     return claims.check(f"{sentence} [source: {title}]", {title: claims.Source(title, body)}, e5, owner)
